@@ -1,0 +1,1 @@
+//! Arrow to serde.

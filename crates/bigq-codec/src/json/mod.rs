@@ -1,0 +1,1 @@
+//! JSON rows to Arrow.
