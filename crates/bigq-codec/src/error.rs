@@ -104,6 +104,14 @@ impl CodecError {
         self
     }
 
+    /// Moves the byte offset forward by `by` (an error found in a later part of the input).
+    pub(crate) fn shift_offset(mut self, by: u64) -> Self {
+        if let Some(o) = self.offset.as_mut() {
+            *o += by;
+        }
+        self
+    }
+
     /// The kind of error.
     pub fn kind(&self) -> CodecErrorKind {
         self.kind

@@ -319,6 +319,8 @@ pub fn parse_decimal_i256(s: &[u8], scale: u32) -> Option<i256> {
     let p = split_decimal(s)?;
     let shift = p.exp - p.frac.len() as i64 + scale as i64;
     let ten = i256::from_i128(10);
+    // Accumulate with the sign applied, so that i256::MIN parses.
+    let sign = if p.neg { i256::MINUS_ONE } else { i256::ONE };
     let mut v = i256::ZERO;
     let total = p.int.len() + p.frac.len();
     let keep = if shift < 0 {
@@ -329,7 +331,7 @@ pub fn parse_decimal_i256(s: &[u8], scale: u32) -> Option<i256> {
     for (i, &c) in p.int.iter().chain(p.frac).enumerate() {
         let d = i256::from_i128((c - b'0') as i128);
         if (i as i64) < keep {
-            v = v.checked_mul(ten)?.checked_add(d)?;
+            v = v.checked_mul(ten)?.checked_add(d.checked_mul(sign)?)?;
         } else if d != i256::ZERO {
             return None;
         }
@@ -340,7 +342,7 @@ pub fn parse_decimal_i256(s: &[u8], scale: u32) -> Option<i256> {
         }
         v = v.checked_mul(ten)?;
     }
-    Some(if p.neg { v.checked_neg()? } else { v })
+    Some(v)
 }
 
 /// Parses BigQuery's float-seconds TIMESTAMP form (`1.7040672E9`, `1704067200.123456`,

@@ -1,0 +1,283 @@
+//! A resumable byte cursor over JSON: whitespace, punctuation, strings and skipping whole
+//! values. Every function returns [`Step::Incomplete`] when the input ends before the token
+//! does, so the caller can wait for more bytes and retry from a saved position.
+
+use crate::CodecError;
+
+/// Why a step did not complete.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The input ended inside the token: retry with more bytes.
+    Incomplete,
+    /// The input is malformed.
+    Error(CodecError),
+}
+
+impl From<CodecError> for Stop {
+    fn from(e: CodecError) -> Self {
+        Stop::Error(e)
+    }
+}
+
+pub(crate) type Step<T> = Result<T, Stop>;
+
+pub(crate) struct Cursor<'a> {
+    pub buf: &'a [u8],
+    pub pos: usize,
+}
+
+#[inline]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(buf: &'a [u8], pos: usize) -> Self {
+        Cursor { buf, pos }
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it.
+    #[inline]
+    pub fn peek(&mut self) -> Step<u8> {
+        while let Some(&c) = self.buf.get(self.pos) {
+            if !is_ws(c) {
+                return Ok(c);
+            }
+            self.pos += 1;
+        }
+        Err(Stop::Incomplete)
+    }
+
+    /// Skips whitespace and consumes `expected`.
+    #[inline]
+    pub fn expect(&mut self, expected: u8) -> Step<()> {
+        let c = self.peek()?;
+        if c == expected {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(c, &format!("expected `{}`", expected as char)))
+        }
+    }
+
+    pub fn unexpected(&self, c: u8, what: &str) -> Stop {
+        Stop::Error(
+            CodecError::syntax(format!(
+                "malformed JSON: {what}, found `{}`",
+                (c as char).escape_default()
+            ))
+            .with_offset(self.pos as u64),
+        )
+    }
+
+    /// Consumes a literal such as `null` or `true`.
+    pub fn literal(&mut self, lit: &[u8]) -> Step<()> {
+        let end = self.pos + lit.len();
+        let avail = &self.buf[self.pos..self.buf.len().min(end)];
+        if avail != &lit[..avail.len()] {
+            return Err(self.unexpected(self.buf[self.pos], "invalid literal"));
+        }
+        if avail.len() < lit.len() {
+            return Err(Stop::Incomplete);
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// Scans a string starting at the opening quote (already checked by the caller) and
+    /// returns the raw content range and whether it has escapes. Consumes the closing quote.
+    #[inline]
+    pub fn string_raw(&mut self) -> Step<(usize, usize, bool)> {
+        let start = self.pos + 1;
+        let mut i = start;
+        let buf = self.buf;
+        let mut escaped = false;
+        loop {
+            match buf.get(i) {
+                None => return Err(Stop::Incomplete),
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    escaped = true;
+                    i += 2;
+                }
+                Some(_) => i += 1,
+            }
+        }
+        self.pos = i + 1;
+        Ok((start, i, escaped))
+    }
+
+    /// Scans a string and returns its content, unescaped into `scratch` if needed.
+    #[inline]
+    pub fn string<'s>(&mut self, scratch: &'s mut Vec<u8>) -> Step<&'s [u8]>
+    where
+        'a: 's,
+    {
+        let (s, e, escaped) = self.string_raw()?;
+        if escaped {
+            scratch.clear();
+            unescape(&self.buf[s..e], scratch).map_err(|m| Stop::Error(m.with_offset(s as u64)))?;
+            Ok(&scratch[..])
+        } else {
+            Ok(&self.buf[s..e])
+        }
+    }
+
+    /// Skips one whole JSON value of any kind.
+    pub fn skip_value(&mut self) -> Step<()> {
+        let c = self.peek()?;
+        match c {
+            b'"' => {
+                self.string_raw()?;
+                Ok(())
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let buf = self.buf;
+                let mut i = self.pos;
+                while let Some(&b) = buf.get(i) {
+                    match b {
+                        b'"' => {
+                            let mut c2 = Cursor { buf, pos: i };
+                            c2.string_raw()?;
+                            i = c2.pos;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.pos = i + 1;
+                                return Ok(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                Err(Stop::Incomplete)
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => {
+                self.number_raw()?;
+                Ok(())
+            }
+            other => Err(self.unexpected(other, "expected a value")),
+        }
+    }
+
+    /// Scans a bare JSON number and returns its bytes range. A number that reaches the end of
+    /// the input is incomplete (more digits may follow).
+    pub fn number_raw(&mut self) -> Step<(usize, usize)> {
+        let start = self.pos;
+        let mut i = start;
+        while let Some(&b) = self.buf.get(i) {
+            if matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                i += 1;
+            } else {
+                self.pos = i;
+                return Ok((start, i));
+            }
+        }
+        Err(Stop::Incomplete)
+    }
+}
+
+/// Unescapes JSON string content into `out`.
+pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+    let bad = || CodecError::syntax("malformed JSON: invalid escape in string");
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c != b'\\' {
+            let run = s[i..]
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(s.len() - i);
+            out.extend_from_slice(&s[i..i + run]);
+            i += run;
+            continue;
+        }
+        let e = *s.get(i + 1).ok_or_else(bad)?;
+        i += 2;
+        match e {
+            b'"' => out.push(b'"'),
+            b'\\' => out.push(b'\\'),
+            b'/' => out.push(b'/'),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'u' => {
+                let hi = hex4(s.get(i..i + 4).ok_or_else(bad)?).ok_or_else(bad)?;
+                i += 4;
+                let cp = if (0xD800..0xDC00).contains(&hi) {
+                    if s.get(i) != Some(&b'\\') || s.get(i + 1) != Some(&b'u') {
+                        return Err(CodecError::syntax(
+                            "malformed JSON: unpaired surrogate in string",
+                        ));
+                    }
+                    let lo = hex4(s.get(i + 2..i + 6).ok_or_else(bad)?).ok_or_else(bad)?;
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(CodecError::syntax(
+                            "malformed JSON: unpaired surrogate in string",
+                        ));
+                    }
+                    i += 6;
+                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                } else if (0xDC00..0xE000).contains(&hi) {
+                    return Err(CodecError::syntax(
+                        "malformed JSON: unpaired surrogate in string",
+                    ));
+                } else {
+                    hi
+                };
+                let ch = char::from_u32(cp).ok_or_else(bad)?;
+                let mut b = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(())
+}
+
+fn hex4(h: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &c in h {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescapes() {
+        let mut out = Vec::new();
+        unescape(br#"a\"b\\c\n\u00e9\ud83d\ude00"#, &mut out).unwrap();
+        assert_eq!(std::str::from_utf8(&out).unwrap(), "a\"b\\c\né😀");
+        assert!(unescape(br"\ud83d", &mut Vec::new()).is_err());
+        assert!(unescape(br"\x", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn skips_and_reports_incomplete() {
+        let mut c = Cursor::new(br#" {"a":[1,"]",{"b":null}]} x"#, 0);
+        c.skip_value().unwrap();
+        assert_eq!(c.peek().unwrap(), b'x');
+        let mut c = Cursor::new(br#"{"a":[1,"#, 0);
+        assert!(matches!(c.skip_value(), Err(Stop::Incomplete)));
+        let mut c = Cursor::new(b"12", 0);
+        assert!(matches!(c.skip_value(), Err(Stop::Incomplete)));
+        let mut c = Cursor::new(b"nul", 0);
+        assert!(matches!(c.skip_value(), Err(Stop::Incomplete)));
+        let mut c = Cursor::new(b"nox", 0);
+        assert!(matches!(c.skip_value(), Err(Stop::Error(_))));
+    }
+}
