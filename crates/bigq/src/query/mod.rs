@@ -272,10 +272,10 @@ impl QueryBuilder {
                 req = req.query("maxResults", n);
             }
             let resp = self.client.send(req).await?;
+            let first = std::mem::take(&mut page.stats);
             page = read_page(resp, None).await?;
-            if page.stats.job_reference.is_none() {
-                page.stats.job_reference = Some(job);
-            }
+            // What only jobs.query says (creation reason, query id) is kept.
+            page.stats.fill_from(first);
         }
         let schema = page.stats.schema.clone().unwrap_or_default();
         let arrow_schema = match page.arrow_schema.clone() {

@@ -102,9 +102,9 @@ impl QueryStats {
             .map_err(|e| Error::new(ErrorKind::Decode, format!("unexpected query response from BigQuery: {e}")))
     }
 
-    /// Fails when the response reports errors and carries no result.
+    /// Fails when the response reports errors and carries no result columns.
     pub(crate) fn check_errors(&self) -> Result<()> {
-        if self.schema.is_none()
+        if self.schema.as_ref().is_none_or(|s| s.fields.is_empty())
             && let Some(first) = self.errors.first()
         {
             return Err(Error::job(
@@ -114,6 +114,15 @@ impl QueryStats {
             ));
         }
         Ok(())
+    }
+
+    /// Fills the fields this response lacks from an earlier response of the same query.
+    pub(crate) fn fill_from(&mut self, earlier: QueryStats) {
+        self.job_reference = self.job_reference.take().or(earlier.job_reference);
+        self.query_id = self.query_id.take().or(earlier.query_id);
+        self.job_creation_reason = self.job_creation_reason.take().or(earlier.job_creation_reason);
+        self.location = self.location.take().or(earlier.location);
+        self.statement_type = self.statement_type.take().or(earlier.statement_type);
     }
 
     pub(crate) fn is_complete(&self) -> bool {
@@ -170,7 +179,7 @@ mod tests {
         assert_eq!(s.job_creation_reason.as_deref(), Some("LARGE_RESULTS"));
         assert_eq!(s.job_reference.as_ref().unwrap().job_id, "j");
         assert_eq!(s.num_dml_affected_rows, Some(3));
-        assert_eq!(s.dml_stats.unwrap().inserted_row_count, Some(3));
+        assert_eq!(s.dml_stats.as_ref().unwrap().inserted_row_count, Some(3));
         assert!(s.is_complete());
         assert_eq!(s.page_token.as_deref(), Some("t"));
     }
