@@ -507,7 +507,9 @@ impl Column {
                                 break;
                             }
                             other => {
-                                return Err(cur.unexpected(other, "expected `,` or `]` in an array"));
+                                return Err(
+                                    cur.unexpected(other, "expected `,` or `]` in an array")
+                                );
                             }
                         }
                     }
