@@ -1,1 +1,5 @@
+//! Workloads shared by bigq's benchmarks.
+
+pub mod lineitem;
+
 pub fn x() {}

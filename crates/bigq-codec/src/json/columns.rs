@@ -37,6 +37,28 @@ pub enum TimestampFormat {
     FloatSeconds,
 }
 
+/// Whether a slot may hold NULL, and what to say when it gets one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nulls {
+    /// A NULLABLE column.
+    Allowed,
+    /// A REQUIRED column (an Arrow field that is not nullable).
+    Required,
+    /// An element of a REPEATED column: BigQuery arrays cannot hold NULL.
+    ArrayElement,
+}
+
+impl Nulls {
+    /// The rule for a column with this Arrow field.
+    pub fn of(field: &Field) -> Nulls {
+        if field.is_nullable() {
+            Nulls::Allowed
+        } else {
+            Nulls::Required
+        }
+    }
+}
+
 /// Validity bits that are only materialised once a NULL is seen.
 #[derive(Default)]
 pub(crate) struct Validity {
@@ -206,6 +228,7 @@ pub(crate) enum Column {
     Struct {
         fields: Fields,
         children: Vec<Column>,
+        nulls: Vec<Nulls>,
         validity: Validity,
         len: usize,
     },
@@ -310,6 +333,7 @@ impl Column {
                 Column::Struct {
                     fields: fields.clone(),
                     children,
+                    nulls: fields.iter().map(|f| Nulls::of(f)).collect(),
                     validity: Validity::default(),
                     len: 0,
                 }
@@ -412,14 +436,33 @@ impl Column {
         Ok(())
     }
 
+    /// Appends a NULL, unless the slot may not hold one. An array is never NULL in
+    /// BigQuery: a NULL array reads as an empty one.
+    fn null_into(&mut self, nulls: Nulls) -> Step<()> {
+        if nulls != Nulls::Allowed && !matches!(self, Column::List { .. }) {
+            return Err(Stop::Error(CodecError::new(
+                crate::CodecErrorKind::Value,
+                match nulls {
+                    Nulls::ArrayElement => "NULL element in an ARRAY",
+                    _ => "NULL in a REQUIRED column",
+                },
+            )));
+        }
+        self.push_null()
+            .map_err(|m| Stop::Error(CodecError::syntax(m)))
+    }
+
     /// Decodes one cell value (what follows `"v":`) into the column.
-    pub fn decode_value(&mut self, cur: &mut Cursor<'_>, scratch: &mut Vec<u8>) -> Step<()> {
+    pub fn decode_value(
+        &mut self,
+        nulls: Nulls,
+        cur: &mut Cursor<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Step<()> {
         let c = cur.peek()?;
         if c == b'n' {
             cur.literal(b"null")?;
-            return self
-                .push_null()
-                .map_err(|m| Stop::Error(CodecError::syntax(m)));
+            return self.null_into(nulls);
         }
         match self {
             Column::Utf8(b) => {
@@ -427,11 +470,22 @@ impl Column {
                     return Err(cur.unexpected(c, "expected a string"));
                 }
                 let (s, e, escaped) = cur.string_raw()?;
+                let start = b.data.len();
                 if escaped {
                     super::scan::unescape(&cur.buf[s..e], &mut b.data)
                         .map_err(|err| Stop::Error(err.with_offset(s as u64)))?;
                 } else {
                     b.data.extend_from_slice(&cur.buf[s..e]);
+                }
+                // Checked here rather than when the batch is finished, so that the error
+                // names the row.
+                let text = &b.data[start..];
+                if !text.is_ascii() && std::str::from_utf8(text).is_err() {
+                    b.data.truncate(start);
+                    return Err(Stop::Error(
+                        CodecError::new(crate::CodecErrorKind::Value, "invalid UTF-8 in text")
+                            .with_value(&cur.buf[s..e]),
+                    ));
                 }
                 b.commit().map_err(Stop::Error)
             }
@@ -481,11 +535,12 @@ impl Column {
             }
             Column::Struct {
                 children,
+                nulls,
                 validity,
                 len,
                 ..
             } => {
-                decode_record(children, cur, scratch)?;
+                decode_record(children, nulls, cur, scratch)?;
                 validity.push(true);
                 *len += 1;
                 Ok(())
@@ -498,7 +553,7 @@ impl Column {
                 } else {
                     loop {
                         // Elements are wrapped as cells: {"v": value}.
-                        decode_cell(child, cur, scratch)?;
+                        decode_cell(child, Nulls::ArrayElement, cur, scratch)?;
                         n += 1;
                         match cur.peek()? {
                             b',' => cur.pos += 1,
@@ -507,7 +562,9 @@ impl Column {
                                 break;
                             }
                             other => {
-                                return Err(cur.unexpected(other, "expected `,` or `]` in an array"));
+                                return Err(
+                                    cur.unexpected(other, "expected `,` or `]` in an array")
+                                );
                             }
                         }
                     }
@@ -668,6 +725,7 @@ impl Column {
                 children,
                 validity,
                 len,
+                ..
             } => {
                 let arrays = children
                     .iter_mut()
@@ -766,6 +824,7 @@ fn parse_timestamp_cell(raw: &[u8], f: TimestampFormat) -> Option<i64> {
 #[inline]
 pub(crate) fn decode_cell(
     col: &mut Column,
+    nulls: Nulls,
     cur: &mut Cursor<'_>,
     scratch: &mut Vec<u8>,
 ) -> Step<()> {
@@ -774,9 +833,7 @@ pub(crate) fn decode_cell(
     if cur.peek()? == b'}' {
         cur.pos += 1;
         // `{}`: a NULL written without its value.
-        return col
-            .push_null()
-            .map_err(|m| Stop::Error(CodecError::syntax(m)));
+        return col.null_into(nulls);
     }
     loop {
         let c = cur.peek()?;
@@ -786,7 +843,7 @@ pub(crate) fn decode_cell(
         let (s, e, _) = cur.string_raw()?;
         cur.expect(b':')?;
         if &cur.buf[s..e] == b"v" && !seen {
-            col.decode_value(cur, scratch)?;
+            col.decode_value(nulls, cur, scratch)?;
             seen = true;
         } else {
             cur.skip_value()?;
@@ -801,8 +858,7 @@ pub(crate) fn decode_cell(
         }
     }
     if !seen {
-        col.push_null()
-            .map_err(|m| Stop::Error(CodecError::syntax(m)))?;
+        col.null_into(nulls)?;
     }
     Ok(())
 }
@@ -810,6 +866,7 @@ pub(crate) fn decode_cell(
 /// Decodes a row or RECORD value, `{"f": [cell, ...]}`, into `cols`.
 pub(crate) fn decode_record(
     cols: &mut [Column],
+    nulls: &[Nulls],
     cur: &mut Cursor<'_>,
     scratch: &mut Vec<u8>,
 ) -> Step<()> {
@@ -829,8 +886,8 @@ pub(crate) fn decode_record(
             seen = true;
             cur.expect(b'[')?;
             let n = cols.len();
-            for (i, col) in cols.iter_mut().enumerate() {
-                decode_cell(col, cur, scratch).map_err(|e| at_column(e, i))?;
+            for (i, (col, &null_rule)) in cols.iter_mut().zip(nulls).enumerate() {
+                decode_cell(col, null_rule, cur, scratch).map_err(|e| at_column(e, i))?;
                 if i + 1 < n {
                     cur.expect(b',').map_err(|e| at_column(e, i))?;
                 }
@@ -849,10 +906,11 @@ pub(crate) fn decode_record(
         }
         match cur.peek()? {
             b',' => cur.pos += 1,
-            b'}' => {
+            b'}' if seen => {
                 cur.pos += 1;
                 return Ok(());
             }
+            b'}' => return Err(cur.unexpected(b'}', "expected `\"f\"` in a row")),
             other => return Err(cur.unexpected(other, "expected `,` or `}` in a row")),
         }
     }

@@ -34,7 +34,7 @@ use arrow_schema::SchemaRef;
 use serde_json::{Map, Value};
 
 pub use columns::TimestampFormat;
-use columns::{Column, decode_record};
+use columns::{Column, Nulls, decode_record};
 use scan::{Cursor, Stop};
 
 use crate::CodecError;
@@ -70,6 +70,10 @@ pub struct ResponseDecoder {
     schema: Option<TableSchema>,
     arrow_schema: Option<SchemaRef>,
     columns: Vec<Column>,
+    /// Whether each column may hold NULL.
+    nulls: Vec<Nulls>,
+    /// Whether the `rows` field was seen (a second one is an error).
+    rows_seen: bool,
     /// Rows that arrived before the schema, as raw JSON separated by commas.
     deferred: Vec<u8>,
     rows_in_batch: usize,
@@ -109,6 +113,8 @@ impl ResponseDecoder {
             schema: None,
             arrow_schema: None,
             columns: Vec::new(),
+            nulls: Vec::new(),
+            rows_seen: false,
             deferred: Vec::new(),
             rows_in_batch: 0,
             rows_decoded: 0,
@@ -203,6 +209,7 @@ impl ResponseDecoder {
             .zip(arrow.fields().iter())
             .map(|(f, af)| Column::for_field(f, af, self.timestamps))
             .collect::<Result<_, _>>()?;
+        self.nulls = arrow.fields().iter().map(|f| Nulls::of(f)).collect();
         self.schema = Some(schema);
         self.arrow_schema = Some(arrow);
         Ok(())
@@ -328,6 +335,13 @@ impl ResponseDecoder {
                     let key = key?;
                     cur.expect(b':')?;
                     if key == "rows" {
+                        if self.rows_seen {
+                            return Err(Stop::Error(
+                                CodecError::syntax("malformed body: a second `rows` field")
+                                    .with_offset(cur.pos as u64),
+                            ));
+                        }
+                        self.rows_seen = true;
                         self.state = State::RowsStart;
                         return Ok(true);
                     }
@@ -410,7 +424,7 @@ impl ResponseDecoder {
             return Ok(());
         }
         let row = self.rows_in_batch;
-        let result = decode_record(&mut self.columns, cur, &mut self.scratch);
+        let result = decode_record(&mut self.columns, &self.nulls, cur, &mut self.scratch);
         match result {
             Ok(()) => {
                 self.rows_in_batch += 1;

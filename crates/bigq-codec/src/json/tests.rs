@@ -301,6 +301,8 @@ fn invalid_utf8_is_an_error() {
     body.extend_from_slice(br#""}]}]}"#);
     let e = decode_body(&body, None).unwrap_err();
     assert_eq!(e.column(), Some("s"));
+    assert_eq!(e.row(), Some(0));
+    assert_eq!(e.kind(), CodecErrorKind::Value);
 }
 
 #[test]
@@ -363,4 +365,55 @@ fn large_page_in_batches() {
         }
     }
     assert_eq!(n, 20_000);
+}
+
+#[test]
+fn nulls_where_bigquery_cannot_have_them_are_value_errors() {
+    let e = err_of(
+        r#"{"schema":{"fields":[{"name":"a","type":"INT64","mode":"REQUIRED"}]},
+        "rows":[{"f":[{"v":"1"}]},{"f":[{"v":null}]}]}"#,
+    );
+    assert_eq!(e.kind(), CodecErrorKind::Value);
+    assert_eq!((e.column(), e.row()), (Some("a"), Some(1)));
+    assert!(e.to_string().contains("REQUIRED"), "{e}");
+    // Nested REQUIRED under a present RECORD, and a missing `v`.
+    let e = err_of(
+        r#"{"schema":{"fields":[{"name":"s","type":"RECORD","fields":[{"name":"x","type":"INT64","mode":"REQUIRED"}]}]},
+        "rows":[{"f":[{"v":{"f":[{}]}}]}]}"#,
+    );
+    assert_eq!((e.column(), e.row()), (Some("s.x"), Some(0)));
+    // A NULL RECORD may hold REQUIRED fields: they are masked by the record's NULL.
+    let (b, _) = decode_body(
+        br#"{"schema":{"fields":[{"name":"s","type":"RECORD","fields":[{"name":"x","type":"INT64","mode":"REQUIRED"}]}]},
+        "rows":[{"f":[{"v":null}]}]}"#,
+        None,
+    )
+    .unwrap();
+    assert!(b[0].column(0).is_null(0));
+    // An ARRAY element cannot be NULL; a NULL array is empty.
+    let e = err_of(
+        r#"{"schema":{"fields":[{"name":"a","type":"INT64","mode":"REPEATED"}]},
+        "rows":[{"f":[{"v":[{"v":"1"},{"v":null}]}]}]}"#,
+    );
+    assert_eq!((e.column(), e.row()), (Some("a"), Some(0)));
+    assert!(e.to_string().contains("ARRAY"), "{e}");
+    let (b, _) = decode_body(
+        br#"{"schema":{"fields":[{"name":"a","type":"INT64","mode":"REPEATED"}]},"rows":[{"f":[{"v":null}]}]}"#,
+        None,
+    )
+    .unwrap();
+    assert_eq!(b[0].column(0).as_list::<i32>().value(0).len(), 0);
+}
+
+#[test]
+fn a_row_without_cells_or_a_second_rows_field_is_an_error() {
+    let e = err_of(
+        r#"{"schema":{"fields":[{"name":"a","type":"INT64"}]},"rows":[{"f":[{"v":"1"}]},{"e":[{"v":"2"}]}]}"#,
+    );
+    assert_eq!(e.kind(), CodecErrorKind::Syntax);
+    assert!(e.to_string().contains("\"f\""), "{e}");
+    let e = err_of(
+        r#"{"schema":{"fields":[{"name":"a","type":"INT64"}]},"rows":[{"f":[{"v":"1"}]}],"rows":[]}"#,
+    );
+    assert!(e.to_string().contains("second `rows`"), "{e}");
 }

@@ -417,7 +417,7 @@ pub fn parse_interval(s: &[u8]) -> Option<IntervalParts> {
     let (y, m) = ym.split_once('-')?;
     let y: i64 = y.parse().ok()?;
     let m: i64 = m.parse().ok()?;
-    let months = (y * 12 + m) * if yneg { -1 } else { 1 };
+    let months = y.checked_mul(12)?.checked_add(m)? * if yneg { -1 } else { 1 };
     let (dneg, d) = strip_sign(d);
     let days: i64 = d.parse::<i64>().ok()? * if dneg { -1 } else { 1 };
     let (tneg, hms) = strip_sign(hms);
@@ -671,5 +671,8 @@ mod tests {
         format_interval(p, &mut s).unwrap();
         assert_eq!(s, "1-2 3 4:5:6.789");
         assert_eq!(parse_interval(b"1-2 3"), None);
+        // Out of range, not an overflow.
+        assert_eq!(parse_interval(b"9223372036854775807-0 0 0:0:0"), None);
+        assert_eq!(parse_interval(b"0-0 0 9223372036854775807:0:0"), None);
     }
 }
