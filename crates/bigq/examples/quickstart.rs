@@ -23,7 +23,9 @@ struct Order {
 async fn main() -> bigq::Result<()> {
     let client = bigq::Client::from_env().await?;
     let dataset = format!("bigq_quickstart_{}", std::process::id());
-    client.create_dataset(Dataset::new(&dataset).with_description("bigq quickstart")).await?;
+    client
+        .create_dataset(Dataset::new(&dataset).with_description("bigq quickstart"))
+        .await?;
     let result = run(&client, &dataset).await;
     // Clean up whatever happened.
     client.delete_dataset(&dataset, true).await?;
@@ -44,7 +46,9 @@ async fn run(client: &bigq::Client, dataset: &str) -> bigq::Result<()> {
         .map(|i| Order {
             id: i,
             customer: ["ada", "grace", "linus"][i as usize % 3].to_string(),
-            amount: format!("{}.{:02}", i * 10, i * 7 % 100).parse().expect("a valid NUMERIC"),
+            amount: format!("{}.{:02}", i * 10, i * 7 % 100)
+                .parse()
+                .expect("a valid NUMERIC"),
             placed: Date::from_ymd(2024, 1, i as u32).expect("a valid date"),
             items: (0..i % 3).map(|k| format!("item-{k}")).collect(),
         })

@@ -30,7 +30,9 @@ enum Kind {
 impl Credentials {
     /// No credentials: requests carry no `Authorization` header. For emulators.
     pub fn anonymous() -> Self {
-        Credentials { inner: Kind::Anonymous }
+        Credentials {
+            inner: Kind::Anonymous,
+        }
     }
 
     /// Application Default Credentials, with the BigQuery scope.
@@ -38,14 +40,24 @@ impl Credentials {
         let creds = google_cloud_auth::credentials::Builder::default()
             .with_scopes([BIGQUERY_SCOPE])
             .build()
-            .map_err(|e| Error::new(ErrorKind::Auth, "cannot load Application Default Credentials").with_source(SourceText(e.to_string())))?;
-        Ok(Credentials { inner: Kind::Google(creds) })
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Auth,
+                    "cannot load Application Default Credentials",
+                )
+                .with_source(SourceText(e.to_string()))
+            })?;
+        Ok(Credentials {
+            inner: Kind::Google(creds),
+        })
     }
 
     /// Credentials built with `google-cloud-auth` by the caller (a service account key, an
     /// impersonated account, external accounts, ...).
     pub fn from_google_auth(credentials: google_cloud_auth::credentials::Credentials) -> Self {
-        Credentials { inner: Kind::Google(credentials) }
+        Credentials {
+            inner: Kind::Google(credentials),
+        }
     }
 
     /// Whether these are anonymous credentials.
@@ -59,13 +71,16 @@ impl Credentials {
             Kind::Anonymous => Ok(HeaderMap::new()),
             Kind::Google(c) => match c.headers(http::Extensions::new()).await {
                 Ok(google_cloud_auth::credentials::CacheableResource::New { data, .. }) => Ok(data),
-                Ok(google_cloud_auth::credentials::CacheableResource::NotModified) => {
-                    Err(Error::new(ErrorKind::Auth, "credentials returned no headers"))
-                }
+                Ok(google_cloud_auth::credentials::CacheableResource::NotModified) => Err(
+                    Error::new(ErrorKind::Auth, "credentials returned no headers"),
+                ),
                 Err(e) => {
                     let mut err = Error::new(ErrorKind::Auth, "cannot get an access token");
                     if e.is_transient() {
-                        err = Error::new(ErrorKind::Transport, "cannot get an access token (transient)");
+                        err = Error::new(
+                            ErrorKind::Transport,
+                            "cannot get an access token (transient)",
+                        );
                     }
                     Err(err.with_source(SourceText(e.to_string())))
                 }

@@ -76,14 +76,21 @@ impl Error {
         e
     }
 
-    pub(crate) fn job(reason: Option<String>, message: impl Into<String>, location: Option<String>) -> Self {
+    pub(crate) fn job(
+        reason: Option<String>,
+        message: impl Into<String>,
+        location: Option<String>,
+    ) -> Self {
         let mut e = Self::new(ErrorKind::Job, message);
         e.0.reason = reason;
         e.0.location = location;
         e
     }
 
-    pub(crate) fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         self.0.source = Some(Box::new(source));
         self
     }
@@ -153,7 +160,8 @@ impl Error {
     /// Permission or credentials problem.
     pub fn is_auth(&self) -> bool {
         self.0.kind == ErrorKind::Auth
-            || matches!(self.0.status, Some(401 | 403)) && !matches!(self.reason(), Some("rateLimitExceeded" | "quotaExceeded"))
+            || matches!(self.0.status, Some(401 | 403))
+                && !matches!(self.reason(), Some("rateLimitExceeded" | "quotaExceeded"))
     }
 
     /// A deadline passed.
@@ -176,7 +184,13 @@ impl Error {
                 matches!(self.0.status, Some(408 | 429 | 500 | 502 | 503 | 504))
                     || matches!(
                         self.reason(),
-                        Some("backendError" | "rateLimitExceeded" | "internalError" | "jobBackendError" | "jobInternalError")
+                        Some(
+                            "backendError"
+                                | "rateLimitExceeded"
+                                | "internalError"
+                                | "jobBackendError"
+                                | "jobInternalError"
+                        )
                     )
             }
             _ => false,
@@ -233,7 +247,8 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.0.kind).field("message", &self.0.message);
+        d.field("kind", &self.0.kind)
+            .field("message", &self.0.message);
         if let Some(s) = self.0.status {
             d.field("status", &s);
         }
@@ -258,7 +273,10 @@ impl std::error::Error for Error {
         if let Some(c) = &self.0.codec {
             return Some(c);
         }
-        self.0.source.as_deref().map(|s| s as &(dyn std::error::Error + 'static))
+        self.0
+            .source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -282,14 +300,23 @@ mod tests {
     fn predicates() {
         let e = Error::api(404, Some("notFound".into()), "Not found: Table p:d.t");
         assert!(e.is_not_found() && !e.is_retryable());
-        assert_eq!(e.to_string(), "BigQuery error 404 (notFound): Not found: Table p:d.t");
+        assert_eq!(
+            e.to_string(),
+            "BigQuery error 404 (notFound): Not found: Table p:d.t"
+        );
         let e = Error::api(503, Some("backendError".into()), "try again");
         assert!(e.is_retryable());
         let e = Error::api(403, Some("rateLimitExceeded".into()), "slow down");
         assert!(e.is_retryable() && !e.is_auth());
-        let e = Error::job(Some("invalidQuery".into()), "Syntax error", Some("query".into()));
+        let e = Error::job(
+            Some("invalidQuery".into()),
+            "Syntax error",
+            Some("query".into()),
+        );
         assert!(e.is_invalid_query() && !e.is_retryable());
-        let codec = bigq_codec::CodecError::new(bigq_codec::CodecErrorKind::Value, "bad").with_column("c").with_row(3);
+        let codec = bigq_codec::CodecError::new(bigq_codec::CodecErrorKind::Value, "bad")
+            .with_column("c")
+            .with_row(3);
         let e = Error::from(codec);
         assert!(e.is_decode());
         assert_eq!(e.codec_error().unwrap().row(), Some(3));

@@ -48,7 +48,9 @@ pub use retry::RetryPolicy;
 
 /// BigQuery schemas.
 pub mod schema {
-    pub use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+    pub use bigq_codec::schema::{
+        FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema,
+    };
 }
 
 /// BigQuery's value types.

@@ -37,12 +37,16 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// No retries.
     pub fn never() -> Self {
-        RetryPolicy { max_attempts: 1, ..Default::default() }
+        RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        }
     }
 
     /// The wait before attempt `attempt + 1` (with `attempt` ≥ 1), with full jitter.
     pub(crate) fn backoff(&self, attempt: u32) -> Duration {
-        let base = self.initial_backoff.as_secs_f64() * self.multiplier.powi(attempt.saturating_sub(1) as i32);
+        let base = self.initial_backoff.as_secs_f64()
+            * self.multiplier.powi(attempt.saturating_sub(1) as i32);
         let capped = base.min(self.max_backoff.as_secs_f64());
         Duration::from_secs_f64(capped * rand::random::<f64>())
     }
@@ -59,7 +63,10 @@ mod tests {
             let b = p.backoff(attempt);
             assert!(b <= p.max_backoff);
             let cap = (0.1 * 2f64.powi(attempt as i32 - 1)).min(16.0);
-            assert!(b.as_secs_f64() <= cap + 1e-9, "attempt {attempt}: {b:?} > {cap}");
+            assert!(
+                b.as_secs_f64() <= cap + 1e-9,
+                "attempt {attempt}: {b:?} > {cap}"
+            );
         }
     }
 }

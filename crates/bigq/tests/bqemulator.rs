@@ -35,8 +35,20 @@ fn people(n: i64) -> Vec<Person> {
         .map(|i| Person {
             id: i,
             name: format!("person {i}"),
-            score: if i % 3 == 0 { None } else { Some(i as f64 / 4.0) },
-            born: if i % 5 == 0 { None } else { Date::from_ymd(1990 + (i % 30) as i32, 1 + (i % 12) as u32, 1 + (i % 28) as u32) },
+            score: if i % 3 == 0 {
+                None
+            } else {
+                Some(i as f64 / 4.0)
+            },
+            born: if i % 5 == 0 {
+                None
+            } else {
+                Date::from_ymd(
+                    1990 + (i % 30) as i32,
+                    1 + (i % 12) as u32,
+                    1 + (i % 28) as u32,
+                )
+            },
             tags: (0..(i % 3)).map(|t| format!("t{t}")).collect(),
         })
         .collect()
@@ -50,13 +62,18 @@ async fn create_insert_query_typed_and_arrow() {
     let again = client.create_dataset(Dataset::new(&ds)).await.unwrap_err();
     assert!(again.is_already_exists(), "{again:?}");
     let table = format!("{ds}.people");
-    let created = client.create_table(Table::new(&table, people_schema())).await.unwrap();
+    let created = client
+        .create_table(Table::new(&table, people_schema()))
+        .await
+        .unwrap();
     assert_eq!(created.table_id(), "people");
     let rows = people(50);
     client.insert_rows(&table, &rows).await.unwrap();
 
     let got: Vec<Person> = client
-        .query(format!("SELECT id, name, score, born, tags FROM `{table}` WHERE id >= @min ORDER BY id"))
+        .query(format!(
+            "SELECT id, name, score, born, tags FROM `{table}` WHERE id >= @min ORDER BY id"
+        ))
         .param("min", 10i64)
         .fetch_all()
         .await
@@ -65,7 +82,9 @@ async fn create_insert_query_typed_and_arrow() {
 
     // Positional parameters, an array parameter, and Arrow output.
     let results = client
-        .query(format!("SELECT id FROM `{table}` WHERE id IN UNNEST(?) AND name != ? ORDER BY id"))
+        .query(format!(
+            "SELECT id FROM `{table}` WHERE id IN UNNEST(?) AND name != ? ORDER BY id"
+        ))
         .bind(vec![1i64, 2, 3, 49])
         .bind("person 2")
         .run()
@@ -76,13 +95,23 @@ async fn create_insert_query_typed_and_arrow() {
     let ids: Vec<i64> = batches
         .iter()
         .flat_map(|b| {
-            b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().values().to_vec()
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
         })
         .collect();
     assert_eq!(ids, vec![1, 3, 49]);
 
     // tabledata.list through the same decoder, paged, with selected fields.
-    let listed: Vec<Person> = client.read_table_data(&table).page_size(7).fetch_all().await.unwrap();
+    let listed: Vec<Person> = client
+        .read_table_data(&table)
+        .page_size(7)
+        .fetch_all()
+        .await
+        .unwrap();
     let mut listed = listed;
     listed.sort_by_key(|p| p.id);
     assert_eq!(listed, rows);
@@ -90,8 +119,13 @@ async fn create_insert_query_typed_and_arrow() {
     struct Name {
         name: String,
     }
-    let names: Vec<Name> =
-        client.read_table_data(&table).selected_fields(["name"]).page_size(20).fetch_all().await.unwrap();
+    let names: Vec<Name> = client
+        .read_table_data(&table)
+        .selected_fields(["name"])
+        .page_size(20)
+        .fetch_all()
+        .await
+        .unwrap();
     assert_eq!(names.len(), 50);
 
     let listed_tables = client.list_tables(&ds).await.unwrap();
@@ -107,7 +141,9 @@ async fn create_insert_query_typed_and_arrow() {
 async fn pages_stream_in_order() {
     let client = common::client().await;
     let results = client
-        .query("SELECT n, CAST(n AS STRING) AS s FROM UNNEST(GENERATE_ARRAY(1, 2500)) AS n ORDER BY n")
+        .query(
+            "SELECT n, CAST(n AS STRING) AS s FROM UNNEST(GENERATE_ARRAY(1, 2500)) AS n ORDER BY n",
+        )
         .page_size(300)
         .run()
         .await
@@ -155,9 +191,15 @@ async fn scalar_types_and_struct_params() {
         .param("s", "héllo")
         .param("n", "12.25".parse::<Numeric>().unwrap())
         .param("d", Date::from_ymd(2024, 2, 29).unwrap())
-        .param("ts", "2024-01-02T03:04:05.123456Z".parse::<Timestamp>().unwrap())
+        .param(
+            "ts",
+            "2024-01-02T03:04:05.123456Z".parse::<Timestamp>().unwrap(),
+        )
         .param("arr", vec![3i64, 1, 2])
-        .param("st", bigq::query::Param::structure([("a", 7i64.into()), ("b", "x".into())]))
+        .param(
+            "st",
+            bigq::query::Param::structure([("a", 7i64.into()), ("b", "x".into())]),
+        )
         .fetch_all()
         .await
         .unwrap();
@@ -167,7 +209,13 @@ async fn scalar_types_and_struct_params() {
     assert_eq!(r.d.to_string(), "2024-02-29");
     assert_eq!(r.ts.to_string(), "2024-01-02T03:04:05.123456Z");
     assert_eq!(r.arr, vec![3, 1, 2]);
-    assert_eq!(r.st, Inner { a: 7, b: "x".into() });
+    assert_eq!(
+        r.st,
+        Inner {
+            a: 7,
+            b: "x".into()
+        }
+    );
 }
 
 #[tokio::test]
@@ -175,7 +223,11 @@ async fn errors_are_typed() {
     let client = common::client().await;
     let e = client.query("SELEC 1").run().await.unwrap_err();
     assert!(e.is_invalid_query(), "{e:?}");
-    let e = client.query("SELECT * FROM `no_such_dataset.t`").run().await.unwrap_err();
+    let e = client
+        .query("SELECT * FROM `no_such_dataset.t`")
+        .run()
+        .await
+        .unwrap_err();
     assert!(e.is_not_found() || e.is_invalid_query(), "{e:?}");
     let e = client.get_table("no_such_dataset.t").await.unwrap_err();
     assert!(e.is_not_found(), "{e:?}");
@@ -203,15 +255,30 @@ async fn dml_and_dry_run_statistics() {
     let ds = common::dataset_name("dml");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
     client
-        .query(format!("CREATE TABLE `{ds}.t` AS SELECT n FROM UNNEST(GENERATE_ARRAY(1, 10)) AS n"))
+        .query(format!(
+            "CREATE TABLE `{ds}.t` AS SELECT n FROM UNNEST(GENERATE_ARRAY(1, 10)) AS n"
+        ))
         .execute()
         .await
         .unwrap();
-    let stats = client.query(format!("DELETE FROM `{ds}.t` WHERE n > 7")).execute().await.unwrap();
+    let stats = client
+        .query(format!("DELETE FROM `{ds}.t` WHERE n > 7"))
+        .execute()
+        .await
+        .unwrap();
     assert_eq!(stats.num_dml_affected_rows, Some(3));
-    let count: Vec<(i64,)> = client.query(format!("SELECT COUNT(*) FROM `{ds}.t`")).fetch_all().await.unwrap();
+    let count: Vec<(i64,)> = client
+        .query(format!("SELECT COUNT(*) FROM `{ds}.t`"))
+        .fetch_all()
+        .await
+        .unwrap();
     assert_eq!(count, vec![(7,)]);
-    let dry = client.query(format!("SELECT n FROM `{ds}.t`")).dry_run(true).run().await.unwrap();
+    let dry = client
+        .query(format!("SELECT n FROM `{ds}.t`"))
+        .dry_run(true)
+        .run()
+        .await
+        .unwrap();
     assert_eq!(dry.schema().fields[0].name, "n");
     assert!(dry.into_batches().try_collect().await.unwrap().is_empty());
     client.delete_dataset(&ds, true).await.unwrap();

@@ -18,15 +18,28 @@ async fn live_short_query_and_job_query() {
         return;
     }
     let client = Client::from_env().await.unwrap();
-    let short = client.query("SELECT 1 AS x").use_query_cache(false).run().await.unwrap();
+    let short = client
+        .query("SELECT 1 AS x")
+        .use_query_cache(false)
+        .run()
+        .await
+        .unwrap();
     let stats = short.stats().clone();
     let rows: Vec<(i64,)> = short.fetch_all().await.unwrap();
     assert_eq!(rows, vec![(1,)]);
     assert!(stats.query_id.is_some() || stats.job_reference.is_some());
 
-    let job = client.query("SELECT 1 AS x").job_creation_required().run().await.unwrap();
+    let job = client
+        .query("SELECT 1 AS x")
+        .job_creation_required()
+        .run()
+        .await
+        .unwrap();
     assert!(job.job_reference().is_some());
-    assert_eq!(job.stats().job_creation_reason.as_deref(), Some("REQUESTED"));
+    assert_eq!(
+        job.stats().job_creation_reason.as_deref(),
+        Some("REQUESTED")
+    );
 
     let many = client
         .query("SELECT n, CAST(n AS STRING) AS s FROM UNNEST(GENERATE_ARRAY(1, 200000)) AS n")

@@ -14,14 +14,19 @@ async fn client(server: &MockServer) -> Client {
     Client::builder()
         .with_project("p")
         .with_emulator(server.uri())
-        .with_retry_policy(RetryPolicy { initial_backoff: std::time::Duration::from_millis(1), ..Default::default() })
+        .with_retry_policy(RetryPolicy {
+            initial_backoff: std::time::Duration::from_millis(1),
+            ..Default::default()
+        })
         .build()
         .await
         .unwrap()
 }
 
 fn rows(from: i64, to: i64) -> Vec<Value> {
-    (from..=to).map(|n| json!({"f": [{"v": n.to_string()}]})).collect()
+    (from..=to)
+        .map(|n| json!({"f": [{"v": n.to_string()}]}))
+        .collect()
 }
 
 fn schema() -> Value {
@@ -97,7 +102,10 @@ async fn polls_until_complete_then_pages() {
     let c = client(&server).await;
     let results = c.query("SELECT n").location("EU").run().await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2);
-    assert_eq!(results.stats().job_creation_reason.as_deref(), Some("LONG_RUNNING"));
+    assert_eq!(
+        results.stats().job_creation_reason.as_deref(),
+        Some("LONG_RUNNING")
+    );
     assert_eq!(results.stats().total_bytes_processed, Some(123));
     assert_eq!(results.job_reference().unwrap().job_id, "job1");
     let got: Vec<(i64,)> = results.fetch_all().await.unwrap();
@@ -140,9 +148,14 @@ async fn retries_server_errors_with_the_same_request_id() {
     assert!(results.job_reference().is_none());
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     let reqs = server.received_requests().await.unwrap();
-    let ids: Vec<Value> =
-        reqs.iter().map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["requestId"].clone()).collect();
-    assert!(ids.windows(2).all(|w| w[0] == w[1]), "request ids differ: {ids:?}");
+    let ids: Vec<Value> = reqs
+        .iter()
+        .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["requestId"].clone())
+        .collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] == w[1]),
+        "request ids differ: {ids:?}"
+    );
 }
 
 #[tokio::test]
@@ -208,7 +221,11 @@ async fn recorded_page_bodies_decode() {
         .respond_with(ResponseTemplate::new(200).set_body_json(first))
         .mount(&server)
         .await;
-    for (tok, from, next) in [("t2", 26, Some("t3")), ("t3", 51, Some("t4")), ("t4", 76, None)] {
+    for (tok, from, next) in [
+        ("t2", 26, Some("t3")),
+        ("t3", 51, Some("t4")),
+        ("t4", 76, None),
+    ] {
         let mut body = json!({"kind": "bigquery#getQueryResultsResponse", "schema": schema(),
             "jobReference": {"projectId": "p", "jobId": "j9", "location": "US"}, "totalRows": "100",
             "rows": rows(from, from + 24), "jobComplete": true});
@@ -224,11 +241,23 @@ async fn recorded_page_bodies_decode() {
             .await;
     }
     let c = client(&server).await;
-    let mut stream = c.query("SELECT n FROM UNNEST(GENERATE_ARRAY(1, 100)) AS n ORDER BY n").batches().await.unwrap();
+    let mut stream = c
+        .query("SELECT n FROM UNNEST(GENERATE_ARRAY(1, 100)) AS n ORDER BY n")
+        .batches()
+        .await
+        .unwrap();
     let mut all = Vec::new();
     while let Some(b) = stream.next().await {
         let b = b.unwrap();
-        all.extend(b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().values().iter().copied());
+        all.extend(
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap()
+                .values()
+                .iter()
+                .copied(),
+        );
     }
     assert_eq!(all, (1..=100).collect::<Vec<i64>>());
 }

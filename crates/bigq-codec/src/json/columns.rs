@@ -97,7 +97,7 @@ impl Validity {
 
 /// How a scalar cell's text becomes a native value.
 #[derive(Clone, Copy)]
-enum Scalar {
+pub(crate) enum Scalar {
     Int64,
     Float64,
     Numeric,
@@ -180,10 +180,6 @@ impl Bytes {
         self.validity.push(false);
     }
 
-    fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
     fn truncate(&mut self, len: usize) {
         self.offsets.truncate(len + 1);
         self.data.truncate(self.offsets[len] as usize);
@@ -237,12 +233,6 @@ pub(crate) enum Column {
         offsets: Vec<i32>,
         child: Box<Column>,
     },
-}
-
-/// One column plus what the error messages need.
-pub(crate) struct ColumnDecoder {
-    pub name: Arc<str>,
-    pub column: Column,
 }
 
 impl Column {

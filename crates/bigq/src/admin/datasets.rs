@@ -62,7 +62,10 @@ impl Dataset {
             None => (String::new(), id),
         };
         Dataset {
-            dataset_reference: DatasetReference { project_id: p, dataset_id: d },
+            dataset_reference: DatasetReference {
+                project_id: p,
+                dataset_id: d,
+            },
             location: None,
             description: None,
             friendly_name: None,
@@ -114,20 +117,32 @@ impl Client {
         let project = dataset.dataset_reference.project_id.clone();
         let path = ["projects", project.as_str(), "datasets"];
         // Creating the same dataset twice fails with `duplicate`, so a retry is harmless.
-        self.call(Request::post(&path, &dataset, Idempotent::Yes)?).await
+        self.call(Request::post(&path, &dataset, Idempotent::Yes)?)
+            .await
     }
 
     /// Gets a dataset by `dataset` or `project.dataset`.
     pub async fn get_dataset(&self, id: &str) -> Result<Dataset> {
         let id = parse_dataset(&self.inner.project, id)?;
-        self.call(Request::get(&["projects", &id.project, "datasets", &id.dataset])).await
+        self.call(Request::get(&[
+            "projects",
+            &id.project,
+            "datasets",
+            &id.dataset,
+        ]))
+        .await
     }
 
     /// Deletes a dataset; with `delete_contents` its tables too (otherwise a non-empty
     /// dataset is an error).
     pub async fn delete_dataset(&self, id: &str, delete_contents: bool) -> Result<()> {
         let id = parse_dataset(&self.inner.project, id)?;
-        let path = ["projects", id.project.as_str(), "datasets", id.dataset.as_str()];
+        let path = [
+            "projects",
+            id.project.as_str(),
+            "datasets",
+            id.dataset.as_str(),
+        ];
         let req = Request::delete(&path).query("deleteContents", delete_contents);
         self.call_empty(req).await
     }

@@ -54,7 +54,10 @@ pub(crate) fn parse_dataset(default_project: &str, s: &str) -> Result<DatasetId>
     if d.contains('.') {
         return Err(Error::config(format!("invalid dataset id {s:?}")));
     }
-    Ok(DatasetId { project: p, dataset: d })
+    Ok(DatasetId {
+        project: p,
+        dataset: d,
+    })
 }
 
 /// Parses `dataset.table` or `project.dataset.table` (or `project:dataset.table`).
@@ -68,12 +71,20 @@ pub(crate) fn parse_table(default_project: &str, s: &str) -> Result<TableId> {
         (Some(p), [d, t]) => (p, *d, *t),
         (None, [d, t]) => (default_project, *d, *t),
         (None, [p, d, t]) => (*p, *d, *t),
-        _ => return Err(Error::config(format!("invalid table id {s:?}: use dataset.table or project.dataset.table"))),
+        _ => {
+            return Err(Error::config(format!(
+                "invalid table id {s:?}: use dataset.table or project.dataset.table"
+            )));
+        }
     };
     check_part("project", p, s)?;
     check_part("dataset", d, s)?;
     check_part("table", t, s)?;
-    Ok(TableId { project: p.to_string(), dataset: d.to_string(), table: t.to_string() })
+    Ok(TableId {
+        project: p.to_string(),
+        dataset: d.to_string(),
+        table: t.to_string(),
+    })
 }
 
 #[cfg(test)]

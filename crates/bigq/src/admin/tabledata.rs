@@ -32,14 +32,27 @@ impl Client {
             .enumerate()
             .map(|(i, r)| {
                 let json = serde_json::to_value(r).map_err(|e| {
-                    Error::new(ErrorKind::Encode, format!("row {i} cannot be encoded as JSON: {e}"))
+                    Error::new(
+                        ErrorKind::Encode,
+                        format!("row {i} cannot be encoded as JSON: {e}"),
+                    )
                 })?;
                 Ok(json!({ "insertId": format!("{batch}-{i}"), "json": json }))
             })
             .collect::<Result<Vec<_>>>()?;
         let body = json!({ "rows": rows });
-        let path = ["projects", id.project.as_str(), "datasets", id.dataset.as_str(), "tables", id.table.as_str(), "insertAll"];
-        let resp: Value = self.call(Request::post(&path, &body, Idempotent::Yes)?).await?;
+        let path = [
+            "projects",
+            id.project.as_str(),
+            "datasets",
+            id.dataset.as_str(),
+            "tables",
+            id.table.as_str(),
+            "insertAll",
+        ];
+        let resp: Value = self
+            .call(Request::post(&path, &body, Idempotent::Yes)?)
+            .await?;
         let errors: Vec<InsertError> = resp
             .get("insertErrors")
             .and_then(|e| e.as_array())
@@ -80,13 +93,29 @@ pub struct InsertError {
 
 impl InsertError {
     fn from_json(v: &Value) -> InsertError {
-        let index = v.get("index").and_then(|i| i.as_u64().or_else(|| i.as_str()?.parse().ok())).unwrap_or(0);
-        let first = v.get("errors").and_then(|e| e.as_array()).and_then(|a| a.first());
+        let index = v
+            .get("index")
+            .and_then(|i| i.as_u64().or_else(|| i.as_str()?.parse().ok()))
+            .unwrap_or(0);
+        let first = v
+            .get("errors")
+            .and_then(|e| e.as_array())
+            .and_then(|a| a.first());
         InsertError {
             index,
-            reason: first.and_then(|e| e.get("reason")).and_then(|r| r.as_str()).map(str::to_string),
-            message: first.and_then(|e| e.get("message")).and_then(|r| r.as_str()).unwrap_or("rejected").to_string(),
-            location: first.and_then(|e| e.get("location")).and_then(|r| r.as_str()).map(str::to_string),
+            reason: first
+                .and_then(|e| e.get("reason"))
+                .and_then(|r| r.as_str())
+                .map(str::to_string),
+            message: first
+                .and_then(|e| e.get("message"))
+                .and_then(|r| r.as_str())
+                .unwrap_or("rejected")
+                .to_string(),
+            location: first
+                .and_then(|e| e.get("location"))
+                .and_then(|r| r.as_str())
+                .map(str::to_string),
         }
     }
 }
@@ -151,9 +180,13 @@ impl TableDataBuilder {
             // tabledata.list returns the selected columns in the table's order.
             schema.fields.retain(|f| sel.iter().any(|s| s == &f.name));
             if schema.fields.len() != sel.len() {
-                let missing: Vec<&String> =
-                    sel.iter().filter(|s| !schema.fields.iter().any(|f| &f.name == *s)).collect();
-                return Err(Error::config(format!("table {id} has no column {missing:?}")));
+                let missing: Vec<&String> = sel
+                    .iter()
+                    .filter(|s| !schema.fields.iter().any(|f| &f.name == *s))
+                    .collect();
+                return Err(Error::config(format!(
+                    "table {id} has no column {missing:?}"
+                )));
             }
         }
         let arrow = schema.to_arrow()?;
@@ -165,7 +198,7 @@ impl TableDataBuilder {
             selected_fields: self.selected_fields.map(|s| s.join(",")),
             start_index: self.start_index,
         };
-        Ok(BatchStream::new(self.client, Some(source), schema, arrow, Vec::new(), None, 0, true))
+        Ok(BatchStream::all_pages(self.client, source, schema, arrow))
     }
 
     /// Streams the rows decoded into `T`.

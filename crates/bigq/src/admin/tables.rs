@@ -59,7 +59,11 @@ impl Table {
             _ => (String::new(), String::new(), id.clone()),
         };
         Table {
-            table_reference: TableReference { project_id: p, dataset_id: d, table_id: t },
+            table_reference: TableReference {
+                project_id: p,
+                dataset_id: d,
+                table_id: t,
+            },
             schema: Some(schema),
             description: None,
             labels: BTreeMap::new(),
@@ -127,24 +131,48 @@ impl Client {
             table.table_reference.project_id = self.inner.project.clone();
         }
         if table.table_reference.dataset_id.is_empty() {
-            return Err(crate::Error::config("a table to create needs a dataset: use dataset.table"));
+            return Err(crate::Error::config(
+                "a table to create needs a dataset: use dataset.table",
+            ));
         }
         let r = table.table_reference.clone();
-        let path = ["projects", r.project_id.as_str(), "datasets", r.dataset_id.as_str(), "tables"];
-        self.call(Request::post(&path, &table, Idempotent::Yes)?).await
+        let path = [
+            "projects",
+            r.project_id.as_str(),
+            "datasets",
+            r.dataset_id.as_str(),
+            "tables",
+        ];
+        self.call(Request::post(&path, &table, Idempotent::Yes)?)
+            .await
     }
 
     /// Gets a table (its schema, row count, ...).
     pub async fn get_table(&self, id: &str) -> Result<Table> {
         let id = parse_table(&self.inner.project, id)?;
-        self.call(Request::get(&["projects", &id.project, "datasets", &id.dataset, "tables", &id.table])).await
+        self.call(Request::get(&[
+            "projects",
+            &id.project,
+            "datasets",
+            &id.dataset,
+            "tables",
+            &id.table,
+        ]))
+        .await
     }
 
     /// Deletes a table.
     pub async fn delete_table(&self, id: &str) -> Result<()> {
         let id = parse_table(&self.inner.project, id)?;
-        self.call_empty(Request::delete(&["projects", &id.project, "datasets", &id.dataset, "tables", &id.table]))
-            .await
+        self.call_empty(Request::delete(&[
+            "projects",
+            &id.project,
+            "datasets",
+            &id.dataset,
+            "tables",
+            &id.table,
+        ]))
+        .await
     }
 
     /// Lists the tables of a dataset, every page.
@@ -153,7 +181,13 @@ impl Client {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let path = ["projects", id.project.as_str(), "datasets", id.dataset.as_str(), "tables"];
+            let path = [
+                "projects",
+                id.project.as_str(),
+                "datasets",
+                id.dataset.as_str(),
+                "tables",
+            ];
             let mut req = Request::get(&path);
             if let Some(t) = &token {
                 req = req.query("pageToken", t);

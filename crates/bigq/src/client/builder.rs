@@ -59,7 +59,11 @@ impl ClientBuilder {
     /// `host` may be `127.0.0.1:9050` or a full URL.
     pub fn with_emulator(mut self, host: impl AsRef<str>) -> Self {
         let host = host.as_ref();
-        let url = if host.contains("://") { host.to_string() } else { format!("http://{host}") };
+        let url = if host.contains("://") {
+            host.to_string()
+        } else {
+            format!("http://{host}")
+        };
         self.endpoint = Some(url);
         self.credentials = Some(Credentials::anonymous());
         self
@@ -119,13 +123,20 @@ impl ClientBuilder {
         if project.is_empty() || project.contains('/') {
             return Err(Error::config(format!("invalid project id {project:?}")));
         }
-        let root = self.endpoint.unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let root = self
+            .endpoint
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
         let root = root.trim_end_matches('/');
         if !(root.starts_with("http://") || root.starts_with("https://")) {
-            return Err(Error::config(format!("endpoint {root:?} must start with http:// or https://")));
+            return Err(Error::config(format!(
+                "endpoint {root:?} must start with http:// or https://"
+            )));
         }
-        let rest_base =
-            if root.ends_with("/bigquery/v2") { root.to_string() } else { format!("{root}/bigquery/v2") };
+        let rest_base = if root.ends_with("/bigquery/v2") {
+            root.to_string()
+        } else {
+            format!("{root}/bigquery/v2")
+        };
         let credentials = match self.credentials {
             Some(c) => c,
             None => Credentials::application_default()?,
@@ -140,7 +151,9 @@ impl ClientBuilder {
             .tcp_nodelay(true)
             .user_agent(user_agent)
             .build()
-            .map_err(|e| Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string())))?;
+            .map_err(|e| {
+                Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string()))
+            })?;
         Ok(Client {
             inner: Arc::new(Inner {
                 project,
@@ -160,12 +173,27 @@ mod tests {
 
     #[tokio::test]
     async fn emulator_endpoint_and_errors() {
-        let c = Client::builder().with_project("p").with_emulator("127.0.0.1:9050").build().await.unwrap();
+        let c = Client::builder()
+            .with_project("p")
+            .with_emulator("127.0.0.1:9050")
+            .build()
+            .await
+            .unwrap();
         assert_eq!(c.rest_endpoint(), "http://127.0.0.1:9050/bigquery/v2");
         assert!(format!("{c:?}").contains("Anonymous"));
-        let e = Client::builder().with_emulator("127.0.0.1:1").build().await.unwrap_err();
+        let e = Client::builder()
+            .with_emulator("127.0.0.1:1")
+            .build()
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("no project"), "{e}");
-        let e = Client::builder().with_project("p").with_endpoint("ftp://x").with_credentials(Credentials::anonymous()).build().await.unwrap_err();
+        let e = Client::builder()
+            .with_project("p")
+            .with_endpoint("ftp://x")
+            .with_credentials(Credentials::anonymous())
+            .build()
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("http://"), "{e}");
     }
 }

@@ -30,17 +30,40 @@ pub(crate) struct Request<'a> {
 
 impl<'a> Request<'a> {
     pub fn get(path: &'a [&'a str]) -> Self {
-        Request { method: Method::GET, path, query: Vec::new(), body: None, idempotent: Idempotent::Yes }
+        Request {
+            method: Method::GET,
+            path,
+            query: Vec::new(),
+            body: None,
+            idempotent: Idempotent::Yes,
+        }
     }
 
     pub fn delete(path: &'a [&'a str]) -> Self {
-        Request { method: Method::DELETE, path, query: Vec::new(), body: None, idempotent: Idempotent::Yes }
+        Request {
+            method: Method::DELETE,
+            path,
+            query: Vec::new(),
+            body: None,
+            idempotent: Idempotent::Yes,
+        }
     }
 
-    pub fn post(path: &'a [&'a str], body: &impl serde::Serialize, idempotent: Idempotent) -> Result<Self> {
-        let body = serde_json::to_vec(body)
-            .map_err(|e| Error::new(ErrorKind::Encode, "cannot encode the request body").with_source(e))?;
-        Ok(Request { method: Method::POST, path, query: Vec::new(), body: Some(body), idempotent })
+    pub fn post(
+        path: &'a [&'a str],
+        body: &impl serde::Serialize,
+        idempotent: Idempotent,
+    ) -> Result<Self> {
+        let body = serde_json::to_vec(body).map_err(|e| {
+            Error::new(ErrorKind::Encode, "cannot encode the request body").with_source(e)
+        })?;
+        Ok(Request {
+            method: Method::POST,
+            path,
+            query: Vec::new(),
+            body: Some(body),
+            idempotent,
+        })
     }
 
     pub fn query(mut self, key: &'static str, value: impl ToString) -> Self {
@@ -88,13 +111,25 @@ pub(crate) fn api_error(status: u16, body: &[u8]) -> Error {
         }
         Err(_) => {
             let text = String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned();
-            Error::api(status, None, if text.is_empty() { format!("HTTP {status}") } else { text })
+            Error::api(
+                status,
+                None,
+                if text.is_empty() {
+                    format!("HTTP {status}")
+                } else {
+                    text
+                },
+            )
         }
     }
 }
 
 pub(crate) fn transport_error(e: reqwest::Error) -> Error {
-    let kind = if e.is_timeout() { ErrorKind::Timeout } else { ErrorKind::Transport };
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Transport
+    };
     let what = if e.is_connect() {
         "cannot connect to BigQuery"
     } else if e.is_body() || e.is_decode() {
@@ -127,7 +162,8 @@ impl Client {
             let err = match result {
                 Ok(r) => return Ok(r),
                 Err((e, before_sending)) => {
-                    let may_retry = e.is_retryable() && (req.idempotent == Idempotent::Yes || before_sending);
+                    let may_retry =
+                        e.is_retryable() && (req.idempotent == Idempotent::Yes || before_sending);
                     let backoff = policy.backoff(attempt);
                     if !may_retry
                         || attempt >= policy.max_attempts
@@ -142,18 +178,37 @@ impl Client {
                     }
                 }
             };
-            return Err(if attempt > 1 { err.with_attempts(attempt, started.elapsed()) } else { err });
+            return Err(if attempt > 1 {
+                err.with_attempts(attempt, started.elapsed())
+            } else {
+                err
+            });
         }
     }
 
-    async fn send_once(&self, req: &Request<'_>, url: reqwest::Url) -> std::result::Result<Response, (Error, bool)> {
-        let headers = self.inner.credentials.headers().await.map_err(|e| (e, true))?;
-        let mut b = self.inner.http.request(req.method.clone(), url).headers(headers);
+    async fn send_once(
+        &self,
+        req: &Request<'_>,
+        url: reqwest::Url,
+    ) -> std::result::Result<Response, (Error, bool)> {
+        let headers = self
+            .inner
+            .credentials
+            .headers()
+            .await
+            .map_err(|e| (e, true))?;
+        let mut b = self
+            .inner
+            .http
+            .request(req.method.clone(), url)
+            .headers(headers);
         if !req.query.is_empty() {
             b = b.query(&req.query);
         }
         if let Some(body) = &req.body {
-            b = b.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
+            b = b
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
         }
         let resp = b.send().await.map_err(|e| {
             let before = e.is_connect();
@@ -163,7 +218,10 @@ impl Client {
         if status.is_success() {
             return Ok(resp);
         }
-        let body = resp.bytes().await.map_err(|e| (transport_error(e), false))?;
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| (transport_error(e), false))?;
         Err((api_error(status.as_u16(), &body), false))
     }
 
@@ -172,7 +230,10 @@ impl Client {
         let resp = self.send(req).await?;
         let body = resp.bytes().await.map_err(transport_error)?;
         serde_json::from_slice(&body).map_err(|e| {
-            Error::new(ErrorKind::Decode, format!("unexpected response from BigQuery: {e}"))
+            Error::new(
+                ErrorKind::Decode,
+                format!("unexpected response from BigQuery: {e}"),
+            )
         })
     }
 

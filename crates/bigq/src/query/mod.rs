@@ -32,8 +32,8 @@ use serde_json::{Value, json};
 pub use pages::BatchStream;
 pub(crate) use pages::PageSource;
 pub use params::{Param, ParamType, ParamValue, ToParam};
-pub(crate) use response::{opt_i64, opt_u64};
 pub use response::{DmlStats, JobReference, QueryStats};
+pub(crate) use response::{opt_i64, opt_u64};
 pub use rows::RowStream;
 
 use crate::client::Client;
@@ -60,7 +60,10 @@ impl Client {
             timeout: None,
             job_creation_required: false,
             page_size: None,
-            job_retry: crate::RetryPolicy { max_attempts: 3, ..Default::default() },
+            job_retry: crate::RetryPolicy {
+                max_attempts: 3,
+                ..Default::default()
+            },
         }
     }
 }
@@ -161,7 +164,9 @@ impl QueryBuilder {
 
     fn request_body(&self, request_id: &str) -> Result<Value> {
         if !self.named.is_empty() && !self.positional.is_empty() {
-            return Err(Error::config("a query cannot mix named (@p) and positional (?) parameters"));
+            return Err(Error::config(
+                "a query cannot mix named (@p) and positional (?) parameters",
+            ));
         }
         let mut body = json!({
             "query": self.sql,
@@ -246,11 +251,17 @@ impl QueryBuilder {
         let project = self.client.inner.project.clone();
         let path = ["projects", project.as_str(), "queries"];
         // The request id makes a retried jobs.query safe: BigQuery runs it once.
-        let resp = self.client.send(Request::post(&path, &body, Idempotent::Yes)?).await?;
+        let resp = self
+            .client
+            .send(Request::post(&path, &body, Idempotent::Yes)?)
+            .await?;
         let mut page = read_page(resp, None).await?;
         while !page.stats.is_complete() && !self.dry_run {
             let job = page.stats.job_reference.clone().ok_or_else(|| {
-                Error::new(ErrorKind::Decode, "BigQuery reported an incomplete query without a job reference")
+                Error::new(
+                    ErrorKind::Decode,
+                    "BigQuery reported an incomplete query without a job reference",
+                )
             })?;
             if let Some(t) = self.timeout
                 && started.elapsed() >= t
@@ -261,7 +272,12 @@ impl QueryBuilder {
                 ));
             }
             let wait = self.poll_timeout(started);
-            let path = ["projects", job.project_id.as_str(), "queries", job.job_id.as_str()];
+            let path = [
+                "projects",
+                job.project_id.as_str(),
+                "queries",
+                job.job_id.as_str(),
+            ];
             let mut req = Request::get(&path)
                 .query("formatOptions.useInt64Timestamp", "true")
                 .query("timeoutMs", wait.as_millis());
@@ -359,21 +375,24 @@ impl QueryResults {
     /// All rows as a stream of Arrow batches.
     pub fn into_batches(self) -> BatchStream {
         let token = self.stats.page_token.clone();
-        let source = self.stats.job_reference.as_ref().filter(|j| !j.job_id.is_empty()).map(|j| PageSource::Query {
-            project: j.project_id.clone(),
-            job_id: j.job_id.clone(),
-            location: j.location.clone().or(self.location.clone()),
-            page_size: self.page_size,
-        });
-        BatchStream::new(
+        let source = self
+            .stats
+            .job_reference
+            .as_ref()
+            .filter(|j| !j.job_id.is_empty())
+            .map(|j| PageSource::Query {
+                project: j.project_id.clone(),
+                job_id: j.job_id.clone(),
+                location: j.location.clone().or(self.location.clone()),
+                page_size: self.page_size,
+            });
+        BatchStream::after_first_page(
             self.client,
             source,
-            self.schema,
-            self.arrow_schema,
+            (self.schema, self.arrow_schema),
             self.batches,
             token,
             self.rows_in_first,
-            false,
         )
     }
 
@@ -417,5 +436,9 @@ async fn read_page(resp: reqwest::Response, schema: Option<TableSchema>) -> Resu
     let arrow_schema = decoder.arrow_schema();
     let stats = QueryStats::from_metadata(decoder.take_metadata())?;
     stats.check_errors()?;
-    Ok(Page { stats, batches, arrow_schema })
+    Ok(Page {
+        stats,
+        batches,
+        arrow_schema,
+    })
 }

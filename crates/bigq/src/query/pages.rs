@@ -22,7 +22,12 @@ use crate::error::{Error, ErrorKind, Result};
 #[derive(Debug, Clone)]
 pub(crate) enum PageSource {
     /// `jobs.getQueryResults` of a job.
-    Query { project: String, job_id: String, location: Option<String>, page_size: Option<u32> },
+    Query {
+        project: String,
+        job_id: String,
+        location: Option<String>,
+        page_size: Option<u32>,
+    },
     /// `tabledata.list` of a table.
     Table {
         project: String,
@@ -37,7 +42,12 @@ pub(crate) enum PageSource {
 impl PageSource {
     async fn fetch(&self, client: &Client, token: Option<&str>) -> Result<reqwest::Response> {
         match self {
-            PageSource::Query { project, job_id, location, page_size } => {
+            PageSource::Query {
+                project,
+                job_id,
+                location,
+                page_size,
+            } => {
                 let path = ["projects", project.as_str(), "queries", job_id.as_str()];
                 let mut req = Request::get(&path).query("formatOptions.useInt64Timestamp", "true");
                 if let Some(l) = location {
@@ -51,8 +61,23 @@ impl PageSource {
                 }
                 client.send(req).await
             }
-            PageSource::Table { project, dataset, table, page_size, selected_fields, start_index } => {
-                let path = ["projects", project.as_str(), "datasets", dataset.as_str(), "tables", table.as_str(), "data"];
+            PageSource::Table {
+                project,
+                dataset,
+                table,
+                page_size,
+                selected_fields,
+                start_index,
+            } => {
+                let path = [
+                    "projects",
+                    project.as_str(),
+                    "datasets",
+                    dataset.as_str(),
+                    "tables",
+                    table.as_str(),
+                    "data",
+                ];
                 let mut req = Request::get(&path).query("formatOptions.useInt64Timestamp", "true");
                 if let Some(n) = page_size {
                     req = req.query("maxResults", n);
@@ -88,7 +113,9 @@ pub struct BatchStream {
 
 impl std::fmt::Debug for BatchStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchStream").field("buffered", &self.buffered.len()).finish_non_exhaustive()
+        f.debug_struct("BatchStream")
+            .field("buffered", &self.buffered.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,26 +128,59 @@ impl Drop for BatchStream {
 }
 
 impl BatchStream {
-    /// A stream over batches already in memory, then the pages after `next_token`.
-    pub(crate) fn new(
+    /// A stream over `first` (batches already in memory), then the pages of `source` after
+    /// `next_token` (rows counted from `rows_before` in errors).
+    pub(crate) fn after_first_page(
         client: Client,
         source: Option<PageSource>,
-        schema: TableSchema,
-        arrow_schema: SchemaRef,
+        schemas: (TableSchema, SchemaRef),
         first: Vec<RecordBatch>,
         next_token: Option<String>,
         rows_before: u64,
-        fetch_first: bool,
     ) -> Self {
-        let (rx, task) = match source {
-            Some(src) if next_token.is_some() || fetch_first => {
-                let (tx, rx) = mpsc::channel(4);
-                let task = tokio::spawn(pump(client, src, schema, next_token, rows_before, tx));
-                (Some(rx), Some(task))
-            }
+        let (schema, arrow_schema) = schemas;
+        let (rx, task) = match (source, next_token) {
+            (Some(src), Some(token)) => Self::spawn(client, src, schema, Some(token), rows_before),
             _ => (None, None),
         };
-        BatchStream { schema: arrow_schema, buffered: first.into(), rx, task }
+        BatchStream {
+            schema: arrow_schema,
+            buffered: first.into(),
+            rx,
+            task,
+        }
+    }
+
+    /// A stream over every page of `source`.
+    pub(crate) fn all_pages(
+        client: Client,
+        source: PageSource,
+        schema: TableSchema,
+        arrow_schema: SchemaRef,
+    ) -> Self {
+        let (rx, task) = Self::spawn(client, source, schema, None, 0);
+        BatchStream {
+            schema: arrow_schema,
+            buffered: VecDeque::new(),
+            rx,
+            task,
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn spawn(
+        client: Client,
+        source: PageSource,
+        schema: TableSchema,
+        token: Option<String>,
+        rows_before: u64,
+    ) -> (
+        Option<mpsc::Receiver<Result<RecordBatch>>>,
+        Option<JoinHandle<()>>,
+    ) {
+        let (tx, rx) = mpsc::channel(4);
+        let task = tokio::spawn(pump(client, source, schema, token, rows_before, tx));
+        (Some(rx), Some(task))
     }
 
     /// The Arrow schema of the batches.
@@ -177,7 +237,12 @@ async fn pump(
                 return;
             }
             Err(e) => {
-                let _ = tx.send(Err(Error::new(ErrorKind::Transport, format!("page task failed: {e}")))).await;
+                let _ = tx
+                    .send(Err(Error::new(
+                        ErrorKind::Transport,
+                        format!("page task failed: {e}"),
+                    )))
+                    .await;
                 return;
             }
         };
@@ -265,8 +330,16 @@ async fn decode_page(
             return Ok(PageEnd::ConsumerGone);
         }
     }
-    let token = decoder.metadata().get("pageToken").and_then(|t| t.as_str()).map(str::to_string);
-    if let Some(e) = decoder.metadata().get("errors").and_then(|e| e.as_array()).filter(|e| !e.is_empty())
+    let token = decoder
+        .metadata()
+        .get("pageToken")
+        .and_then(|t| t.as_str())
+        .map(str::to_string);
+    if let Some(e) = decoder
+        .metadata()
+        .get("errors")
+        .and_then(|e| e.as_array())
+        .filter(|e| !e.is_empty())
         && sent == 0
         && decoder.metadata().get("schema").is_none()
         && decoder.metadata().get("totalRows").is_none()
@@ -274,8 +347,15 @@ async fn decode_page(
         let first = &e[0];
         return Err((
             Error::job(
-                first.get("reason").and_then(|r| r.as_str()).map(str::to_string),
-                first.get("message").and_then(|r| r.as_str()).unwrap_or("the query failed").to_string(),
+                first
+                    .get("reason")
+                    .and_then(|r| r.as_str())
+                    .map(str::to_string),
+                first
+                    .get("message")
+                    .and_then(|r| r.as_str())
+                    .unwrap_or("the query failed")
+                    .to_string(),
                 None,
             ),
             0,

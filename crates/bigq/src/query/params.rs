@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use bigq_codec::schema::FieldType;
-use bigq_codec::value::{BigNumeric, Date, DateTime, Geography, Interval, Json, Numeric, Range, Time, Timestamp};
+use bigq_codec::value::{
+    BigNumeric, Date, DateTime, Geography, Interval, Json, Numeric, Range, Time, Timestamp,
+};
 use serde_json::{Value, json};
 
 /// The type of a query parameter.
@@ -29,7 +31,9 @@ impl ParamType {
                 "type": "STRUCT",
                 "structTypes": fields.iter().map(|(n, t)| json!({ "name": n, "type": t.to_json() })).collect::<Vec<_>>(),
             }),
-            ParamType::Range(t) => json!({ "type": "RANGE", "rangeElementType": { "type": t.standard_sql_name() } }),
+            ParamType::Range(t) => {
+                json!({ "type": "RANGE", "rangeElementType": { "type": t.standard_sql_name() } })
+            }
         }
     }
 }
@@ -54,12 +58,19 @@ impl ParamValue {
         match self {
             ParamValue::Null => json!({ "value": null }),
             ParamValue::Scalar(s) => json!({ "value": s }),
-            ParamValue::Array(v) => json!({ "arrayValues": v.iter().map(ParamValue::to_json).collect::<Vec<_>>() }),
+            ParamValue::Array(v) => {
+                json!({ "arrayValues": v.iter().map(ParamValue::to_json).collect::<Vec<_>>() })
+            }
             ParamValue::Struct(fields) => {
-                let map: BTreeMap<&str, Value> = fields.iter().map(|(n, v)| (n.as_str(), v.to_json())).collect();
+                let map: BTreeMap<&str, Value> = fields
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.to_json()))
+                    .collect();
                 json!({ "structValues": map })
             }
-            ParamValue::Range(s, e) => json!({ "rangeValue": { "start": { "value": s }, "end": { "value": e } } }),
+            ParamValue::Range(s, e) => {
+                json!({ "rangeValue": { "start": { "value": s }, "end": { "value": e } } })
+            }
         }
     }
 }
@@ -77,7 +88,10 @@ pub struct Param {
 impl Param {
     /// A NULL of the given type.
     pub fn null(ty: ParamType) -> Self {
-        Param { ty, value: ParamValue::Null }
+        Param {
+            ty,
+            value: ParamValue::Null,
+        }
     }
 
     /// BYTES.
@@ -102,7 +116,10 @@ impl Param {
                 ((n.clone(), p.ty), (n, p.value))
             })
             .unzip();
-        Param { ty: ParamType::Struct(types), value: ParamValue::Struct(values) }
+        Param {
+            ty: ParamType::Struct(types),
+            value: ParamValue::Struct(values),
+        }
     }
 
     /// An ARRAY of parameters that all have `element` type.
@@ -115,7 +132,8 @@ impl Param {
 
     /// The REST `QueryParameter` JSON, with `name` for named parameters.
     pub(crate) fn to_json(&self, name: Option<&str>) -> Value {
-        let mut v = json!({ "parameterType": self.ty.to_json(), "parameterValue": self.value.to_json() });
+        let mut v =
+            json!({ "parameterType": self.ty.to_json(), "parameterValue": self.value.to_json() });
         if let Some(n) = name {
             v["name"] = Value::String(n.to_string());
         }
@@ -133,7 +151,10 @@ pub trait ToParam {
 
 impl<T: ToParam> From<T> for Param {
     fn from(v: T) -> Self {
-        Param { ty: T::param_type(), value: v.param_value() }
+        Param {
+            ty: T::param_type(),
+            value: v.param_value(),
+        }
     }
 }
 
@@ -177,7 +198,11 @@ fn float_text(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
-        if v > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+        if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
     } else {
         format!("{v:?}")
     }
@@ -250,10 +275,12 @@ macro_rules! range_param {
                 ParamType::Range($ft)
             }
             fn param_value(&self) -> ParamValue {
-                let text = |v: &Option<$t>| v.as_ref().map(|x| match x.param_value() {
-                    ParamValue::Scalar(s) => s,
-                    _ => unreachable!("scalar"),
-                });
+                let text = |v: &Option<$t>| {
+                    v.as_ref().map(|x| match x.param_value() {
+                        ParamValue::Scalar(s) => s,
+                        _ => unreachable!("scalar"),
+                    })
+                };
                 ParamValue::Range(text(&self.start), text(&self.end))
             }
         }
@@ -288,11 +315,20 @@ mod tests {
             Param::from(None::<String>).to_json(None),
             json!({"parameterType":{"type":"STRING"},"parameterValue":{"value":null}})
         );
-        assert_eq!(Param::from(f64::NAN).value, ParamValue::Scalar("NaN".into()));
+        assert_eq!(
+            Param::from(f64::NAN).value,
+            ParamValue::Scalar("NaN".into())
+        );
         assert_eq!(Param::from(0.1f64).value, ParamValue::Scalar("0.1".into()));
-        assert_eq!(Param::bytes([0u8, 255]).value, ParamValue::Scalar("AP8=".into()));
+        assert_eq!(
+            Param::bytes([0u8, 255]).value,
+            ParamValue::Scalar("AP8=".into())
+        );
         let ts: Timestamp = "2024-01-02T03:04:05.5Z".parse().unwrap();
-        assert_eq!(Param::from(ts).value, ParamValue::Scalar("2024-01-02 03:04:05.500000+00:00".into()));
+        assert_eq!(
+            Param::from(ts).value,
+            ParamValue::Scalar("2024-01-02 03:04:05.500000+00:00".into())
+        );
         let r: Range<Date> = "[2024-01-01, UNBOUNDED)".parse().unwrap();
         assert_eq!(
             Param::from(r).to_json(None)["parameterValue"],

@@ -98,8 +98,12 @@ pub struct QueryStats {
 
 impl QueryStats {
     pub(crate) fn from_metadata(meta: Map<String, Value>) -> Result<Self> {
-        serde_json::from_value(Value::Object(meta))
-            .map_err(|e| Error::new(ErrorKind::Decode, format!("unexpected query response from BigQuery: {e}")))
+        serde_json::from_value(Value::Object(meta)).map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!("unexpected query response from BigQuery: {e}"),
+            )
+        })
     }
 
     /// Fails when the response reports errors and carries no result columns.
@@ -109,7 +113,10 @@ impl QueryStats {
         {
             return Err(Error::job(
                 first.reason.clone(),
-                first.message.clone().unwrap_or_else(|| "the query failed".into()),
+                first
+                    .message
+                    .clone()
+                    .unwrap_or_else(|| "the query failed".into()),
                 first.location.clone(),
             ));
         }
@@ -120,7 +127,10 @@ impl QueryStats {
     pub(crate) fn fill_from(&mut self, earlier: QueryStats) {
         self.job_reference = self.job_reference.take().or(earlier.job_reference);
         self.query_id = self.query_id.take().or(earlier.query_id);
-        self.job_creation_reason = self.job_creation_reason.take().or(earlier.job_creation_reason);
+        self.job_creation_reason = self
+            .job_creation_reason
+            .take()
+            .or(earlier.job_creation_reason);
         self.location = self.location.take().or(earlier.location);
         self.statement_type = self.statement_type.take().or(earlier.statement_type);
     }
@@ -190,7 +200,10 @@ mod tests {
             r#"{"jobComplete":true,"errors":[{"reason":"invalidQuery","message":"Syntax error","location":"query"}]}"#,
         )
         .unwrap();
-        let e = QueryStats::from_metadata(meta).unwrap().check_errors().unwrap_err();
+        let e = QueryStats::from_metadata(meta)
+            .unwrap()
+            .check_errors()
+            .unwrap_err();
         assert!(e.is_invalid_query());
         assert_eq!(e.location(), Some("query"));
     }

@@ -27,13 +27,21 @@ impl<T> Unpin for RowStream<T> {}
 
 impl<T> std::fmt::Debug for RowStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowStream").field("rows_before", &self.rows_before).finish_non_exhaustive()
+        f.debug_struct("RowStream")
+            .field("rows_before", &self.rows_before)
+            .finish_non_exhaustive()
     }
 }
 
 impl<T: DeserializeOwned> RowStream<T> {
     pub(crate) fn new(batches: BatchStream) -> Self {
-        RowStream { batches, rows: Vec::new().into_iter(), rows_before: 0, failed: false, _t: PhantomData }
+        RowStream {
+            batches,
+            rows: Vec::new().into_iter(),
+            rows_before: 0,
+            failed: false,
+            _t: PhantomData,
+        }
     }
 
     /// Collects every row.
@@ -60,7 +68,9 @@ impl<T: DeserializeOwned> Stream for RowStream<T> {
                     let mut rows = Vec::with_capacity(batch.num_rows());
                     let offset = this.rows_before;
                     this.rows_before += batch.num_rows() as u64;
-                    if let Err(e) = bigq_codec::de::extend_from_record_batch(&batch, &mut rows, offset) {
+                    if let Err(e) =
+                        bigq_codec::de::extend_from_record_batch(&batch, &mut rows, offset)
+                    {
                         this.failed = true;
                         return Poll::Ready(Some(Err(e.into())));
                     }

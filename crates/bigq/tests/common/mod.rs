@@ -9,7 +9,10 @@ use std::sync::OnceLock;
 use bigq::Client;
 
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// The REST endpoint and project of a running bqemulator.
@@ -28,9 +31,13 @@ pub fn bqemulator() -> (String, String) {
                 .status()
                 .expect("run scripts/bqemulator.sh");
             assert!(status.success(), "scripts/bqemulator.sh start failed");
-            let env = std::fs::read_to_string(root.join("target/bqemulator/env")).expect("bqemulator env file");
+            let env = std::fs::read_to_string(root.join("target/bqemulator/env"))
+                .expect("bqemulator env file");
             let get = |k: &str| {
-                env.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(str::to_string).expect(k)
+                env.lines()
+                    .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                    .map(str::to_string)
+                    .expect(k)
             };
             (get("BQEMU_REST_ENDPOINT"), get("BQEMU_PROJECT"))
         })
@@ -39,7 +46,12 @@ pub fn bqemulator() -> (String, String) {
 
 pub async fn client() -> Client {
     let (endpoint, project) = bqemulator();
-    Client::builder().with_project(project).with_emulator(endpoint).build().await.unwrap()
+    Client::builder()
+        .with_project(project)
+        .with_emulator(endpoint)
+        .build()
+        .await
+        .unwrap()
 }
 
 /// A fresh dataset name for one test.
@@ -49,6 +61,9 @@ pub fn dataset_name(test: &str) -> String {
 
 fn uuid_suffix() -> String {
     use std::time::{SystemTime, UNIX_EPOCH};
-    let n = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+    let n = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     format!("{:x}{:x}", n & 0xffff_ffff, std::process::id())
 }
