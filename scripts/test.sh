@@ -17,3 +17,8 @@ fi
 
 cargo test --workspace --all-targets --all-features "$@"
 cargo test --workspace --doc --all-features
+
+# The main job of the README runs against the same emulator and must print its rows.
+out="$(bash scripts/quickstart.sh)"
+echo "$out"
+grep -q "^3 rows;" <<<"$out" || { echo "quickstart did not print its 3 rows" >&2; exit 1; }
