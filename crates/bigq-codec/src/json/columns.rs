@@ -243,12 +243,6 @@ pub(crate) enum Column {
     },
 }
 
-/// One column plus what the error messages need.
-pub(crate) struct ColumnDecoder {
-    pub name: Arc<str>,
-    pub column: Column,
-}
-
 impl Column {
     /// A builder for one column of the schema, with its Arrow field.
     pub fn for_field(

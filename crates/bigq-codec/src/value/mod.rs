@@ -12,6 +12,7 @@ mod types;
 #[cfg(any(feature = "chrono", feature = "jiff", feature = "time"))]
 mod convert;
 
+pub(crate) use serde_impls::{RANGE_FIELDS, interval_bytes};
 pub use types::*;
 
 /// Error returned when a text does not parse as a BigQuery value.
@@ -46,6 +47,8 @@ impl std::error::Error for ParseValueError {}
 /// Newtype-struct names through which bigq's row deserializer hands a value type its raw
 /// Arrow value instead of text. Other deserializers see an ordinary newtype struct.
 pub(crate) mod magic {
+    /// What every name below starts with.
+    pub const PREFIX: &str = "$bigq::";
     pub const NUMERIC: &str = "$bigq::Numeric";
     pub const BIGNUMERIC: &str = "$bigq::BigNumeric";
     pub const DATE: &str = "$bigq::Date";
@@ -53,6 +56,7 @@ pub(crate) mod magic {
     pub const DATETIME: &str = "$bigq::DateTime";
     pub const TIMESTAMP: &str = "$bigq::Timestamp";
     pub const INTERVAL: &str = "$bigq::Interval";
+    pub const RANGE: &str = "$bigq::Range";
     pub const JSON: &str = "$bigq::Json";
     pub const GEOGRAPHY: &str = "$bigq::Geography";
 }

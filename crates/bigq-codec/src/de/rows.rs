@@ -1,0 +1,222 @@
+//! The public entry points: decode a batch's rows, all at once or one by one.
+
+use std::marker::PhantomData;
+
+use arrow_array::RecordBatch;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::node::StructNode;
+use super::row::RowDe;
+use crate::CodecError;
+
+/// Decodes every row of `batch` into a `T`.
+///
+/// Errors name the column (a dotted path for nested fields) and the row, counted from 0.
+pub fn from_record_batch<T: DeserializeOwned>(batch: &RecordBatch) -> Result<Vec<T>, CodecError> {
+    let mut out = Vec::with_capacity(batch.num_rows());
+    extend_from_record_batch(batch, &mut out, 0)?;
+    Ok(out)
+}
+
+/// Decodes every row of `batch` and appends it to `out`.
+///
+/// `row_offset` is the index of the batch's first row in the whole result, which errors
+/// report. On error `out` is left as it was.
+pub fn extend_from_record_batch<T: DeserializeOwned>(
+    batch: &RecordBatch,
+    out: &mut Vec<T>,
+    row_offset: u64,
+) -> Result<(), CodecError> {
+    BatchRows::with_row_offset(batch, row_offset).decode_into(out)
+}
+
+/// The rows of one batch, decoded into `T` one at a time.
+///
+/// Making one prepares the batch once (each column downcast to its Arrow type, each target
+/// struct's fields matched to columns on first use); every row then reads from plain
+/// slices. It is an iterator of `Result<T, CodecError>`; [`BatchRows::row`] reads any row.
+///
+/// `T` may borrow from the batch (`&'a str`, `&'a [u8]` fields).
+pub struct BatchRows<'a, T> {
+    node: StructNode<'a>,
+    next: usize,
+    len: usize,
+    row_offset: u64,
+    _target: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Deserialize<'a>> BatchRows<'a, T> {
+    /// The rows of `batch`, numbered from 0 in errors.
+    pub fn new(batch: &'a RecordBatch) -> Self {
+        Self::with_row_offset(batch, 0)
+    }
+
+    /// The rows of `batch`, whose first row is row `row_offset` of the whole result.
+    pub fn with_row_offset(batch: &'a RecordBatch, row_offset: u64) -> Self {
+        BatchRows {
+            node: StructNode::new(batch.schema_ref().fields(), batch.columns()),
+            next: 0,
+            len: batch.num_rows(),
+            row_offset,
+            _target: PhantomData,
+        }
+    }
+
+    /// The number of rows in the batch.
+    pub fn num_rows(&self) -> usize {
+        self.len
+    }
+
+    /// Decodes row `index` of the batch (0-based within it).
+    pub fn row(&self, index: usize) -> Result<T, CodecError> {
+        let at = self.row_offset + index as u64;
+        if index >= self.len {
+            return Err(CodecError::new(
+                crate::CodecErrorKind::Deserialize,
+                format!("row {index} is past the end of a batch of {}", self.len),
+            )
+            .with_row(at));
+        }
+        T::deserialize(RowDe::new(&self.node, index)).map_err(|e| e.at_row(at))
+    }
+
+    /// Decodes the rows not yet read and appends them to `out`. On error `out` is left as
+    /// it was.
+    pub fn decode_into(&mut self, out: &mut Vec<T>) -> Result<(), CodecError> {
+        let before = out.len();
+        out.reserve(self.len - self.next);
+        while self.next < self.len {
+            let i = self.next;
+            self.next += 1;
+            match T::deserialize(RowDe::new(&self.node, i)) {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    out.truncate(before);
+                    return Err(e.at_row(self.row_offset + i as u64));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a, T: Deserialize<'a>> Iterator for BatchRows<'a, T> {
+    type Item = Result<T, CodecError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.len {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        Some(
+            T::deserialize(RowDe::new(&self.node, i))
+                .map_err(|e| e.at_row(self.row_offset + i as u64)),
+        )
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.len - self.next;
+        (left, Some(left))
+    }
+}
+
+impl<'a, T: Deserialize<'a>> ExactSizeIterator for BatchRows<'a, T> {}
+
+/// Decodes the batches of one result in turn, numbering rows over the whole result.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+/// use bigq_codec::de::RowDecoder;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Person {
+///     id: i64,
+///     name: Option<String>,
+/// }
+///
+/// # let batch = RecordBatch::try_from_iter([
+/// #     ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+/// #     ("name", Arc::new(StringArray::from(vec![Some("Ada"), None])) as ArrayRef),
+/// # ])?;
+/// let mut decoder = RowDecoder::<Person>::new();
+/// let mut people = Vec::new();
+/// for batch in [&batch, &batch] {
+///     decoder.decode_into(batch, &mut people)?;
+/// }
+/// assert_eq!(people.len(), 4);
+/// assert_eq!(people[2].name.as_deref(), Some("Ada"));
+/// assert_eq!(decoder.rows_decoded(), 4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RowDecoder<T> {
+    next_row: u64,
+    _target: PhantomData<fn() -> T>,
+}
+
+impl<T> Default for RowDecoder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> std::fmt::Debug for RowDecoder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowDecoder")
+            .field("next_row", &self.next_row)
+            .finish()
+    }
+}
+
+impl<T> RowDecoder<T> {
+    /// A decoder whose first row is row 0.
+    pub fn new() -> Self {
+        Self::starting_at(0)
+    }
+
+    /// A decoder whose first row is row `row` of the result (to resume a read).
+    pub fn starting_at(row: u64) -> Self {
+        RowDecoder {
+            next_row: row,
+            _target: PhantomData,
+        }
+    }
+
+    /// Rows handed out so far (plus the starting row), which is the index the next batch's
+    /// first row gets.
+    pub fn rows_decoded(&self) -> u64 {
+        self.next_row
+    }
+
+    /// The rows of the next batch, one by one.
+    pub fn rows<'a>(&mut self, batch: &'a RecordBatch) -> BatchRows<'a, T>
+    where
+        T: Deserialize<'a>,
+    {
+        let rows = BatchRows::with_row_offset(batch, self.next_row);
+        self.next_row += batch.num_rows() as u64;
+        rows
+    }
+
+    /// Decodes the next batch and appends its rows to `out`. On error `out` is left as it
+    /// was, and the batch still counts towards the row numbers.
+    pub fn decode_into(&mut self, batch: &RecordBatch, out: &mut Vec<T>) -> Result<(), CodecError>
+    where
+        T: DeserializeOwned,
+    {
+        self.rows(batch).decode_into(out)
+    }
+
+    /// Decodes the next batch.
+    pub fn decode(&mut self, batch: &RecordBatch) -> Result<Vec<T>, CodecError>
+    where
+        T: DeserializeOwned,
+    {
+        let mut out = Vec::with_capacity(batch.num_rows());
+        self.decode_into(batch, &mut out)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,383 @@
+//! Canonical text of Arrow values, written into a buffer on the stack: what
+//! `deserialize_any`, `deserialize_str` and error messages show for decimals, dates and
+//! times. The forms are those of [`crate::value::text`], which the tests check.
+
+use std::fmt;
+
+use arrow_buffer::i256;
+use arrow_schema::TimeUnit;
+
+use crate::value::text::civil_from_days;
+
+/// A small string buffer on the stack. Every value this module writes fits; a write past
+/// the end fails instead of cutting the text.
+pub(crate) struct StackBuf {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl StackBuf {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        StackBuf {
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn as_str(&self) -> &str {
+        // Only whole `str`s and ASCII bytes are ever written, so the bytes are UTF-8; the
+        // check is a few nanoseconds on these short texts and keeps this module safe code.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+
+    #[inline]
+    fn push(&mut self, b: u8) -> fmt::Result {
+        let slot = self.buf.get_mut(self.len).ok_or(fmt::Error)?;
+        *slot = b;
+        self.len += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn push_bytes(&mut self, bytes: &[u8]) -> fmt::Result {
+        let end = self.len + bytes.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+
+    /// Writes `v` zero-padded to `width` digits.
+    #[inline]
+    fn push_padded(&mut self, v: u64, width: usize) -> fmt::Result {
+        let mut tmp = [b'0'; 20];
+        let mut i = tmp.len();
+        let mut v = v;
+        while v > 0 {
+            i -= 1;
+            tmp[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        let start = i.min(tmp.len() - width.min(tmp.len()));
+        self.push_bytes(&tmp[start..])
+    }
+
+    pub(crate) fn push_str(&mut self, s: &str) -> fmt::Result {
+        self.push_bytes(s.as_bytes())
+    }
+
+    pub(crate) fn push_u64(&mut self, v: u64) -> fmt::Result {
+        self.push_padded(v, 1)
+    }
+
+    pub(crate) fn push_i64(&mut self, v: i64) -> fmt::Result {
+        if v < 0 {
+            self.push(b'-')?;
+        }
+        self.push_u64(v.unsigned_abs())
+    }
+}
+
+impl fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_bytes(s.as_bytes())
+    }
+}
+
+/// Writes an `f64` the way BigQuery renders FLOAT64 (`NaN`, `Infinity`, `-Infinity` for the
+/// non-finite values).
+pub(crate) fn write_f64(out: &mut StackBuf, v: f64) -> fmt::Result {
+    use fmt::Write;
+    if v.is_nan() {
+        out.write_str("NaN")
+    } else if v.is_infinite() {
+        out.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        write!(out, "{v}")
+    }
+}
+
+/// Writes the decimal `unscaled * 10^-scale` with no trailing zeros after the point.
+pub(crate) fn write_decimal_i128(out: &mut StackBuf, unscaled: i128, scale: i8) -> fmt::Result {
+    let mut digits = [0u8; 80];
+    let n = digits_u128(unscaled.unsigned_abs(), &mut digits);
+    place_point(out, unscaled < 0, &digits[digits.len() - n..], scale)
+}
+
+/// Writes the decimal `unscaled * 10^-scale` with no trailing zeros after the point.
+pub(crate) fn write_decimal_i256(out: &mut StackBuf, unscaled: i256, scale: i8) -> fmt::Result {
+    if let Some(small) = unscaled.to_i128() {
+        return write_decimal_i128(out, small, scale);
+    }
+    let neg = unscaled < i256::ZERO;
+    // |i256::MIN| does not fit an i256, so work on the value made negative: truncating
+    // division then leaves remainders in (-10^18, 0].
+    let chunk = i256::from_i128(1_000_000_000_000_000_000);
+    let mut v = if neg {
+        unscaled
+    } else {
+        unscaled.wrapping_neg()
+    };
+    let mut digits = [0u8; 80];
+    let mut end = digits.len();
+    while v != i256::ZERO {
+        let (q, r) = v.wrapping_div_rem(chunk);
+        v = q;
+        let mut part = r.to_i128().unwrap_or(0).unsigned_abs() as u64;
+        let more = v != i256::ZERO;
+        let mut k = 0;
+        while part > 0 || (more && k < 18) {
+            end -= 1;
+            digits[end] = b'0' + (part % 10) as u8;
+            part /= 10;
+            k += 1;
+        }
+    }
+    place_point(out, neg, &digits[end..], scale)
+}
+
+/// The decimal digits of `v`, right-aligned in `buf`; returns how many.
+fn digits_u128(mut v: u128, buf: &mut [u8; 80]) -> usize {
+    let mut end = buf.len();
+    if v == 0 {
+        end -= 1;
+        buf[end] = b'0';
+        return 1;
+    }
+    // Peel off 19 digits at a time so that most divisions are of a u64.
+    while v > 0 {
+        let (mut part, more) = if v > u64::MAX as u128 {
+            let p = (v % 10_000_000_000_000_000_000) as u64;
+            v /= 10_000_000_000_000_000_000;
+            (p, true)
+        } else {
+            let p = v as u64;
+            v = 0;
+            (p, false)
+        };
+        let mut k = 0;
+        while part > 0 || (more && k < 19) {
+            end -= 1;
+            buf[end] = b'0' + (part % 10) as u8;
+            part /= 10;
+            k += 1;
+        }
+    }
+    buf.len() - end
+}
+
+fn place_point(out: &mut StackBuf, neg: bool, digits: &[u8], scale: i8) -> fmt::Result {
+    let all_zero = digits.iter().all(|&d| d == b'0');
+    if neg && !all_zero {
+        out.push(b'-')?;
+    }
+    if scale <= 0 {
+        out.push_bytes(digits)?;
+        if !all_zero {
+            for _ in 0..scale.unsigned_abs() {
+                out.push(b'0')?;
+            }
+        }
+        return Ok(());
+    }
+    let scale = scale as usize;
+    let (int, frac) = if digits.len() > scale {
+        digits.split_at(digits.len() - scale)
+    } else {
+        (&b"0"[..], digits)
+    };
+    out.push_bytes(int)?;
+    let pad = scale - frac.len();
+    let frac_end = frac.iter().rposition(|&d| d != b'0').map_or(0, |p| p + 1);
+    if frac_end > 0 {
+        out.push(b'.')?;
+        for _ in 0..pad {
+            out.push(b'0')?;
+        }
+        out.push_bytes(&frac[..frac_end])?;
+    }
+    Ok(())
+}
+
+/// Writes a date, `YYYY-MM-DD`, from days since 1970-01-01.
+pub(crate) fn write_date(out: &mut StackBuf, days: i64) -> fmt::Result {
+    let (y, m, d) = civil_from_days(days);
+    if (0..=9999).contains(&y) {
+        out.push_padded(y as u64, 4)?;
+        out.push(b'-')?;
+        out.push_padded(m as u64, 2)?;
+        out.push(b'-')?;
+        out.push_padded(d as u64, 2)
+    } else {
+        use fmt::Write;
+        write!(out, "{y:04}-{m:02}-{d:02}")
+    }
+}
+
+/// Writes a time of day, `HH:MM:SS[.ffffff]`, with nine fraction digits when the
+/// nanoseconds are not whole microseconds.
+pub(crate) fn write_time(out: &mut StackBuf, secs: i64, nanos: u32) -> fmt::Result {
+    let secs = secs.max(0) as u64;
+    out.push_padded(secs / 3600, 2)?;
+    out.push(b':')?;
+    out.push_padded((secs / 60) % 60, 2)?;
+    out.push(b':')?;
+    out.push_padded(secs % 60, 2)?;
+    if nanos != 0 {
+        out.push(b'.')?;
+        if nanos.is_multiple_of(1000) {
+            out.push_padded((nanos / 1000) as u64, 6)?;
+        } else {
+            out.push_padded(nanos as u64, 9)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a date and time, `YYYY-MM-DDTHH:MM:SS[.ffffff]`, from seconds since the epoch.
+pub(crate) fn write_datetime(out: &mut StackBuf, secs: i64, nanos: u32) -> fmt::Result {
+    write_date(out, secs.div_euclid(86_400))?;
+    out.push(b'T')?;
+    write_time(out, secs.rem_euclid(86_400), nanos)
+}
+
+/// Writes an instant, `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`.
+pub(crate) fn write_timestamp(out: &mut StackBuf, secs: i64, nanos: u32) -> fmt::Result {
+    write_datetime(out, secs, nanos)?;
+    out.push(b'Z')
+}
+
+/// Splits a count of `unit`s into whole seconds and nanoseconds past them.
+#[inline]
+pub(crate) fn secs_nanos(v: i64, unit: TimeUnit) -> (i64, u32) {
+    let per_sec: i64 = match unit {
+        TimeUnit::Second => return (v, 0),
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    };
+    let nanos_per = 1_000_000_000 / per_sec;
+    (
+        v.div_euclid(per_sec),
+        (v.rem_euclid(per_sec) * nanos_per) as u32,
+    )
+}
+
+/// A count of `unit`s as microseconds, or `None` if that loses precision or overflows.
+#[inline]
+pub(crate) fn to_micros(v: i64, unit: TimeUnit) -> Option<i64> {
+    match unit {
+        TimeUnit::Microsecond => Some(v),
+        TimeUnit::Second => v.checked_mul(1_000_000),
+        TimeUnit::Millisecond => v.checked_mul(1_000),
+        TimeUnit::Nanosecond => (v % 1_000 == 0).then_some(v / 1_000),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::text as canon;
+
+    fn text(f: impl FnOnce(&mut StackBuf) -> fmt::Result) -> String {
+        let mut b = StackBuf::new();
+        f(&mut b).unwrap();
+        b.as_str().to_string()
+    }
+
+    #[test]
+    fn temporal_text_matches_the_canonical_formatters() {
+        let mut days = -800_000i64;
+        while days < 3_000_000 {
+            let mut want = String::new();
+            canon::format_date(days as i32, &mut want).unwrap();
+            assert_eq!(text(|b| write_date(b, days)), want, "days {days}");
+            days += 997;
+        }
+        for micros in [
+            0i64,
+            1,
+            999_999,
+            1_000_000,
+            86_399_999_999,
+            45_000_500_000,
+            -1,
+            -86_400_000_001,
+            1_704_067_200_123_456,
+            253_402_300_799_999_999,
+            -62_135_596_800_000_000,
+        ] {
+            let (s, n) = secs_nanos(micros, TimeUnit::Microsecond);
+            let mut want = String::new();
+            canon::format_timestamp(micros, &mut want).unwrap();
+            assert_eq!(text(|b| write_timestamp(b, s, n)), want);
+            let mut want = String::new();
+            canon::format_datetime(micros, &mut want).unwrap();
+            assert_eq!(text(|b| write_datetime(b, s, n)), want);
+            if (0..86_400_000_000).contains(&micros) {
+                let mut want = String::new();
+                canon::format_time(micros, &mut want).unwrap();
+                assert_eq!(text(|b| write_time(b, s, n)), want);
+            }
+        }
+        let (s, n) = secs_nanos(1_500_000_001, TimeUnit::Nanosecond);
+        assert_eq!(
+            text(|b| write_timestamp(b, s, n)),
+            "1970-01-01T00:00:01.500000001Z"
+        );
+        assert_eq!(secs_nanos(-1, TimeUnit::Millisecond), (-1, 999_000_000));
+    }
+
+    #[test]
+    fn decimal_text_matches_numeric_display() {
+        for s in [
+            "0",
+            "1",
+            "-1",
+            "1.5",
+            "-0.000000001",
+            "123456789.987654321",
+            "99999999999999999999999999999.999999999",
+            "-99999999999999999999999999999.999999999",
+            "10000000000000000000",
+            "18446744073709551616.1",
+        ] {
+            let n: crate::value::Numeric = s.parse().unwrap();
+            assert_eq!(text(|b| write_decimal_i128(b, n.to_scaled(), 9)), s);
+        }
+        assert_eq!(
+            text(|b| write_decimal_i128(b, i128::MIN, 0)),
+            i128::MIN.to_string()
+        );
+        assert_eq!(text(|b| write_decimal_i128(b, 12, -3)), "12000");
+        assert_eq!(text(|b| write_decimal_i128(b, 0, -3)), "0");
+        assert_eq!(text(|b| write_decimal_i128(b, 5, 3)), "0.005");
+        for s in [
+            "0",
+            "1.5",
+            "-1.00000000000000000000000000000000000001",
+            "578960446186580977117854925043439539266.34992332820282019728792003956564819967",
+            "-578960446186580977117854925043439539266.34992332820282019728792003956564819967",
+            "100000000000000000000000000000000000000",
+        ] {
+            let n: crate::value::BigNumeric = s.parse().unwrap();
+            assert_eq!(text(|b| write_decimal_i256(b, n.to_scaled(), 38)), s);
+        }
+        assert_eq!(
+            text(|b| write_decimal_i256(b, i256::MIN, 0)),
+            i256::MIN.to_string()
+        );
+    }
+
+    #[test]
+    fn to_micros_refuses_lost_precision() {
+        assert_eq!(to_micros(1_000, TimeUnit::Nanosecond), Some(1));
+        assert_eq!(to_micros(1_001, TimeUnit::Nanosecond), None);
+        assert_eq!(to_micros(2, TimeUnit::Second), Some(2_000_000));
+        assert_eq!(to_micros(i64::MAX, TimeUnit::Second), None);
+    }
+}

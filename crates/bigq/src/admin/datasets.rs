@@ -1,0 +1,149 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::parse_dataset;
+use crate::client::Client;
+use crate::client::rest::{Idempotent, Request};
+use crate::error::Result;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DatasetReference {
+    project_id: String,
+    dataset_id: String,
+}
+
+/// A dataset (the REST `Dataset` resource, the fields bigq knows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Dataset {
+    dataset_reference: DatasetReference,
+    /// The location (`US`, `EU`, a region).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A friendly name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub friendly_name: Option<String>,
+    /// Labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Default lifetime of new tables, in milliseconds.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_opt_i64",
+        deserialize_with = "crate::query::opt_i64"
+    )]
+    pub default_table_expiration_ms: Option<i64>,
+    /// Creation time, milliseconds since the epoch.
+    #[serde(default, skip_serializing, deserialize_with = "crate::query::opt_i64")]
+    pub creation_time: Option<i64>,
+}
+
+fn ser_opt_i64<S: serde::Serializer>(v: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_str(&v.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+impl Dataset {
+    /// A dataset to create; `id` is `dataset` or `project.dataset` (the project is filled in
+    /// from the client when absent).
+    pub fn new(id: impl Into<String>) -> Self {
+        let id = id.into();
+        let (p, d) = match id.split_once('.') {
+            Some((p, d)) => (p.to_string(), d.to_string()),
+            None => (String::new(), id),
+        };
+        Dataset {
+            dataset_reference: DatasetReference {
+                project_id: p,
+                dataset_id: d,
+            },
+            location: None,
+            description: None,
+            friendly_name: None,
+            labels: BTreeMap::new(),
+            default_table_expiration_ms: None,
+            creation_time: None,
+        }
+    }
+
+    /// Sets the location.
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, d: impl Into<String>) -> Self {
+        self.description = Some(d.into());
+        self
+    }
+
+    /// Adds a label.
+    pub fn with_label(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
+        self.labels.insert(k.into(), v.into());
+        self
+    }
+
+    /// The project.
+    pub fn project(&self) -> &str {
+        &self.dataset_reference.project_id
+    }
+
+    /// The dataset id.
+    pub fn dataset_id(&self) -> &str {
+        &self.dataset_reference.dataset_id
+    }
+}
+
+impl Client {
+    /// Creates a dataset. Fails with [`is_already_exists`](crate::Error::is_already_exists)
+    /// when it exists.
+    pub async fn create_dataset(&self, mut dataset: Dataset) -> Result<Dataset> {
+        if dataset.dataset_reference.project_id.is_empty() {
+            dataset.dataset_reference.project_id = self.inner.project.clone();
+        }
+        if dataset.location.is_none() {
+            dataset.location = self.inner.location.clone();
+        }
+        let project = dataset.dataset_reference.project_id.clone();
+        let path = ["projects", project.as_str(), "datasets"];
+        // Creating the same dataset twice fails with `duplicate`, so a retry is harmless.
+        self.call(Request::post(&path, &dataset, Idempotent::Yes)?)
+            .await
+    }
+
+    /// Gets a dataset by `dataset` or `project.dataset`.
+    pub async fn get_dataset(&self, id: &str) -> Result<Dataset> {
+        let id = parse_dataset(&self.inner.project, id)?;
+        self.call(Request::get(&[
+            "projects",
+            &id.project,
+            "datasets",
+            &id.dataset,
+        ]))
+        .await
+    }
+
+    /// Deletes a dataset; with `delete_contents` its tables too (otherwise a non-empty
+    /// dataset is an error).
+    pub async fn delete_dataset(&self, id: &str, delete_contents: bool) -> Result<()> {
+        let id = parse_dataset(&self.inner.project, id)?;
+        let path = [
+            "projects",
+            id.project.as_str(),
+            "datasets",
+            id.dataset.as_str(),
+        ];
+        let req = Request::delete(&path).query("deleteContents", delete_contents);
+        self.call_empty(req).await
+    }
+}

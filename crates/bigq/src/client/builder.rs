@@ -1,0 +1,199 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Client, Inner};
+use crate::auth::Credentials;
+use crate::error::{Error, Result, SourceText};
+use crate::retry::RetryPolicy;
+
+/// The default REST root.
+pub const DEFAULT_ENDPOINT: &str = "https://bigquery.googleapis.com";
+
+/// Builds a [`Client`].
+///
+/// ```no_run
+/// # async fn run() -> bigq::Result<()> {
+/// use bigq::{Client, Credentials};
+/// let client = Client::builder()
+///     .with_project("my-project")
+///     .with_location("EU")
+///     .with_endpoint("http://127.0.0.1:9050")
+///     .with_credentials(Credentials::anonymous())
+///     .build()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Default)]
+#[must_use]
+pub struct ClientBuilder {
+    project: Option<String>,
+    location: Option<String>,
+    endpoint: Option<String>,
+    credentials: Option<Credentials>,
+    retry: Option<RetryPolicy>,
+    connect_timeout: Option<Duration>,
+    user_agent: Option<String>,
+}
+
+impl ClientBuilder {
+    /// Sets the project jobs run in and that unqualified names belong to.
+    pub fn with_project(mut self, project: impl Into<String>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// Sets the default location for jobs (`US`, `EU`, `europe-north2`, ...).
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    /// Sets the REST root, for example `http://127.0.0.1:9050` for an emulator (bigq
+    /// appends `/bigquery/v2`). Defaults to `https://bigquery.googleapis.com`.
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Points the client at an emulator: sets the endpoint and anonymous credentials.
+    /// `host` may be `127.0.0.1:9050` or a full URL.
+    pub fn with_emulator(mut self, host: impl AsRef<str>) -> Self {
+        let host = host.as_ref();
+        let url = if host.contains("://") {
+            host.to_string()
+        } else {
+            format!("http://{host}")
+        };
+        self.endpoint = Some(url);
+        self.credentials = Some(Credentials::anonymous());
+        self
+    }
+
+    /// Sets the credentials (Application Default Credentials when not set).
+    pub fn with_credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// Sets the retry policy for RPCs.
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Sets the TCP connect timeout (default 10 s).
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Appends to the `User-Agent` header.
+    pub fn with_user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = Some(agent.into());
+        self
+    }
+
+    /// Fills what is not set yet from the environment: `GOOGLE_CLOUD_PROJECT` or
+    /// `GCLOUD_PROJECT`, and `BIGQUERY_EMULATOR_HOST` (endpoint and anonymous credentials).
+    pub fn from_env(mut self) -> Self {
+        if self.project.is_none() {
+            self.project = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+        }
+        if self.endpoint.is_none()
+            && let Ok(host) = std::env::var("BIGQUERY_EMULATOR_HOST")
+            && !host.is_empty()
+        {
+            let creds = self.credentials.take();
+            self = self.with_emulator(host);
+            if creds.is_some() {
+                self.credentials = creds;
+            }
+        }
+        self
+    }
+
+    /// Builds the client. Loads Application Default Credentials unless credentials were
+    /// given.
+    pub async fn build(self) -> Result<Client> {
+        let project = self.project.ok_or_else(|| {
+            Error::config("no project: call with_project or set GOOGLE_CLOUD_PROJECT")
+        })?;
+        if project.is_empty() || project.contains('/') {
+            return Err(Error::config(format!("invalid project id {project:?}")));
+        }
+        let root = self
+            .endpoint
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let root = root.trim_end_matches('/');
+        if !(root.starts_with("http://") || root.starts_with("https://")) {
+            return Err(Error::config(format!(
+                "endpoint {root:?} must start with http:// or https://"
+            )));
+        }
+        let rest_base = if root.ends_with("/bigquery/v2") {
+            root.to_string()
+        } else {
+            format!("{root}/bigquery/v2")
+        };
+        let credentials = match self.credentials {
+            Some(c) => c,
+            None => Credentials::application_default()?,
+        };
+        let user_agent = match self.user_agent {
+            Some(extra) => format!("bigq/{} {extra}", env!("CARGO_PKG_VERSION")),
+            None => format!("bigq/{}", env!("CARGO_PKG_VERSION")),
+        };
+        let http = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            .user_agent(user_agent)
+            .build()
+            .map_err(|e| {
+                Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string()))
+            })?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                project,
+                location: self.location,
+                rest_base,
+                http,
+                credentials,
+                retry: self.retry.unwrap_or_default(),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn emulator_endpoint_and_errors() {
+        let c = Client::builder()
+            .with_project("p")
+            .with_emulator("127.0.0.1:9050")
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(c.rest_endpoint(), "http://127.0.0.1:9050/bigquery/v2");
+        assert!(format!("{c:?}").contains("Anonymous"));
+        let e = Client::builder()
+            .with_emulator("127.0.0.1:1")
+            .build()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("no project"), "{e}");
+        let e = Client::builder()
+            .with_project("p")
+            .with_endpoint("ftp://x")
+            .with_credentials(Credentials::anonymous())
+            .build()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("http://"), "{e}");
+    }
+}

@@ -1,0 +1,76 @@
+//! The [`Client`] and its builder.
+
+mod builder;
+pub(crate) mod rest;
+
+use std::sync::Arc;
+
+pub use builder::ClientBuilder;
+
+use crate::auth::Credentials;
+use crate::retry::RetryPolicy;
+
+/// A BigQuery client.
+///
+/// Cheap to clone: clones share one connection pool and one credential cache.
+///
+/// ```no_run
+/// # async fn run() -> bigq::Result<()> {
+/// let client = bigq::Client::from_env().await?;
+/// let n: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) project: String,
+    pub(crate) location: Option<String>,
+    /// `{root}/bigquery/v2`, no trailing slash.
+    pub(crate) rest_base: String,
+    pub(crate) http: reqwest::Client,
+    pub(crate) credentials: Credentials,
+    pub(crate) retry: RetryPolicy,
+}
+
+impl Client {
+    /// A builder for a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A client configured from the environment: `GOOGLE_CLOUD_PROJECT` (or
+    /// `GCLOUD_PROJECT`) for the project, `BIGQUERY_EMULATOR_HOST` for an emulator (with
+    /// anonymous credentials), and Application Default Credentials otherwise.
+    pub async fn from_env() -> crate::Result<Client> {
+        ClientBuilder::default().from_env().build().await
+    }
+
+    /// The project jobs run in, unless a call names another.
+    pub fn project(&self) -> &str {
+        &self.inner.project
+    }
+
+    /// The default location for jobs, if set.
+    pub fn location(&self) -> Option<&str> {
+        self.inner.location.as_deref()
+    }
+
+    /// The REST endpoint (`.../bigquery/v2`).
+    pub fn rest_endpoint(&self) -> &str {
+        &self.inner.rest_base
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("project", &self.inner.project)
+            .field("location", &self.inner.location)
+            .field("rest_endpoint", &self.inner.rest_base)
+            .field("credentials", &self.inner.credentials)
+            .finish()
+    }
+}

@@ -1,0 +1,265 @@
+//! Sending REST requests: URLs, auth headers, retries, and BigQuery's error bodies.
+
+use std::time::Instant;
+
+use reqwest::{Method, Response};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::Client;
+use crate::error::{Error, ErrorKind, Result, SourceText};
+
+/// Whether a request may be sent again after a failure that may have reached the server.
+/// Every request bigq sends today is (reads, deletes, and writes that carry a request id,
+/// insert ids or a client-chosen name); a non-idempotent one is retried only when the
+/// connection failed before it was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Idempotent {
+    /// Safe to send again.
+    Yes,
+}
+
+/// A REST request.
+pub(crate) struct Request<'a> {
+    pub method: Method,
+    pub path: &'a [&'a str],
+    pub query: Vec<(&'static str, String)>,
+    pub body: Option<Vec<u8>>,
+    pub idempotent: Idempotent,
+}
+
+impl<'a> Request<'a> {
+    pub fn get(path: &'a [&'a str]) -> Self {
+        Request {
+            method: Method::GET,
+            path,
+            query: Vec::new(),
+            body: None,
+            idempotent: Idempotent::Yes,
+        }
+    }
+
+    pub fn delete(path: &'a [&'a str]) -> Self {
+        Request {
+            method: Method::DELETE,
+            path,
+            query: Vec::new(),
+            body: None,
+            idempotent: Idempotent::Yes,
+        }
+    }
+
+    pub fn post(
+        path: &'a [&'a str],
+        body: &impl serde::Serialize,
+        idempotent: Idempotent,
+    ) -> Result<Self> {
+        let body = serde_json::to_vec(body).map_err(|e| {
+            Error::new(ErrorKind::Encode, "cannot encode the request body").with_source(e)
+        })?;
+        Ok(Request {
+            method: Method::POST,
+            path,
+            query: Vec::new(),
+            body: Some(body),
+            idempotent,
+        })
+    }
+
+    pub fn query(mut self, key: &'static str, value: impl ToString) -> Self {
+        self.query.push((key, value.to_string()));
+        self
+    }
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ErrorDetail {
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub errors: Vec<ErrorProto>,
+}
+
+/// BigQuery's `ErrorProto`.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ErrorProto {
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub location: Option<String>,
+}
+
+/// Builds an API error from a failed response's status and body.
+pub(crate) fn api_error(status: u16, body: &[u8]) -> Error {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(b) => {
+            let first = b.error.errors.first();
+            let reason = first.and_then(|e| e.reason.clone());
+            let message = if b.error.message.is_empty() {
+                first.and_then(|e| e.message.clone()).unwrap_or_default()
+            } else {
+                b.error.message
+            };
+            Error::api(status, reason, message)
+        }
+        Err(_) => {
+            let text = String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned();
+            Error::api(
+                status,
+                None,
+                if text.is_empty() {
+                    format!("HTTP {status}")
+                } else {
+                    text
+                },
+            )
+        }
+    }
+}
+
+pub(crate) fn transport_error(e: reqwest::Error) -> Error {
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Transport
+    };
+    let what = if e.is_connect() {
+        "cannot connect to BigQuery"
+    } else if e.is_body() || e.is_decode() {
+        "the connection broke while reading the response"
+    } else {
+        "the request failed"
+    };
+    Error::new(kind, what).with_source(SourceText(e.without_url().to_string()))
+}
+
+impl Client {
+    fn url(&self, path: &[&str]) -> Result<reqwest::Url> {
+        let mut url = reqwest::Url::parse(&self.inner.rest_base)
+            .map_err(|e| Error::config(format!("invalid endpoint: {e}")))?;
+        url.path_segments_mut()
+            .map_err(|_| Error::config("the endpoint cannot have a path"))?
+            .extend(path);
+        Ok(url)
+    }
+
+    /// Sends a request, retrying as the policy allows, and returns the successful response
+    /// with its body unread.
+    pub(crate) async fn send(&self, req: Request<'_>) -> Result<Response> {
+        let url = self.url(req.path)?;
+        let policy = &self.inner.retry;
+        let started = Instant::now();
+        let mut attempt = 1;
+        loop {
+            let result = self.send_once(&req, url.clone()).await;
+            let err = match result {
+                Ok(r) => return Ok(r),
+                Err((e, before_sending)) => {
+                    let may_retry =
+                        e.is_retryable() && (req.idempotent == Idempotent::Yes || before_sending);
+                    let backoff = policy.backoff(attempt);
+                    if !may_retry
+                        || attempt >= policy.max_attempts
+                        || started.elapsed() + backoff > policy.total_timeout
+                    {
+                        e
+                    } else {
+                        tracing::debug!(attempt, error = %e, "retrying BigQuery request");
+                        tokio::time::sleep(backoff).await;
+                        attempt += 1;
+                        continue;
+                    }
+                }
+            };
+            return Err(if attempt > 1 {
+                err.with_attempts(attempt, started.elapsed())
+            } else {
+                err
+            });
+        }
+    }
+
+    async fn send_once(
+        &self,
+        req: &Request<'_>,
+        url: reqwest::Url,
+    ) -> std::result::Result<Response, (Error, bool)> {
+        let headers = self
+            .inner
+            .credentials
+            .headers()
+            .await
+            .map_err(|e| (e, true))?;
+        let mut b = self
+            .inner
+            .http
+            .request(req.method.clone(), url)
+            .headers(headers);
+        if !req.query.is_empty() {
+            b = b.query(&req.query);
+        }
+        if let Some(body) = &req.body {
+            b = b
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+        }
+        let resp = b.send().await.map_err(|e| {
+            let before = e.is_connect();
+            (transport_error(e), before)
+        })?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| (transport_error(e), false))?;
+        Err((api_error(status.as_u16(), &body), false))
+    }
+
+    /// Sends a request and decodes the JSON body.
+    pub(crate) async fn call<T: DeserializeOwned>(&self, req: Request<'_>) -> Result<T> {
+        let resp = self.send(req).await?;
+        let body = resp.bytes().await.map_err(transport_error)?;
+        serde_json::from_slice(&body).map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!("unexpected response from BigQuery: {e}"),
+            )
+        })
+    }
+
+    /// Sends a request whose response body is ignored (deletes, cancels).
+    pub(crate) async fn call_empty(&self, req: Request<'_>) -> Result<()> {
+        let resp = self.send(req).await?;
+        resp.bytes().await.map_err(transport_error)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_bigquery_error_bodies() {
+        let e = api_error(
+            404,
+            br#"{"error":{"code":404,"message":"Not found: Dataset p:d","errors":[{"message":"Not found: Dataset p:d","domain":"global","reason":"notFound"}],"status":"NOT_FOUND"}}"#,
+        );
+        assert!(e.is_not_found());
+        assert_eq!(e.reason(), Some("notFound"));
+        assert_eq!(e.message(), "Not found: Dataset p:d");
+        let e = api_error(502, b"<html>bad gateway</html>");
+        assert!(e.is_retryable());
+        assert!(e.message().contains("bad gateway"));
+    }
+}

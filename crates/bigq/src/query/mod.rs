@@ -1,0 +1,444 @@
+//! Queries over BigQuery REST v2 (`jobs.query`, `jobs.getQueryResults`).
+//!
+//! ```no_run
+//! # async fn run(client: bigq::Client) -> bigq::Result<()> {
+//! #[derive(serde::Deserialize)]
+//! struct Row { name: String, total: i64 }
+//!
+//! let rows: Vec<Row> = client
+//!     .query("SELECT name, SUM(n) AS total FROM ds.t WHERE day >= @day GROUP BY name")
+//!     .param("day", bigq::value::Date::from_ymd(2024, 1, 1).unwrap())
+//!     .fetch_all()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+mod pages;
+mod params;
+mod response;
+mod rows;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bigq_codec::json::ResponseDecoder;
+use bigq_codec::schema::TableSchema;
+use futures::StreamExt;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+pub use pages::BatchStream;
+pub(crate) use pages::PageSource;
+pub use params::{Param, ParamType, ParamValue, ToParam};
+pub use response::{DmlStats, JobReference, QueryStats};
+pub(crate) use response::{opt_i64, opt_u64};
+pub use rows::RowStream;
+
+use crate::client::Client;
+use crate::client::rest::{Idempotent, Request, transport_error};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The longest a single `jobs.query` / `jobs.getQueryResults` call waits on the server.
+const POLL_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Client {
+    /// Starts building a GoogleSQL query.
+    pub fn query(&self, sql: impl Into<String>) -> QueryBuilder {
+        QueryBuilder {
+            client: self.clone(),
+            sql: sql.into(),
+            named: Vec::new(),
+            positional: Vec::new(),
+            default_dataset: None,
+            location: self.inner.location.clone(),
+            dry_run: false,
+            labels: BTreeMap::new(),
+            maximum_bytes_billed: None,
+            use_query_cache: None,
+            timeout: None,
+            job_creation_required: false,
+            page_size: None,
+            job_retry: crate::RetryPolicy {
+                max_attempts: 3,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// A query being built; run it with [`run`](Self::run), [`fetch_all`](Self::fetch_all),
+/// [`rows`](Self::rows), [`batches`](Self::batches) or [`execute`](Self::execute).
+#[must_use]
+#[derive(Debug, Clone)]
+pub struct QueryBuilder {
+    client: Client,
+    sql: String,
+    named: Vec<(String, Param)>,
+    positional: Vec<Param>,
+    default_dataset: Option<(String, String)>,
+    location: Option<String>,
+    dry_run: bool,
+    labels: BTreeMap<String, String>,
+    maximum_bytes_billed: Option<i64>,
+    use_query_cache: Option<bool>,
+    timeout: Option<Duration>,
+    job_creation_required: bool,
+    page_size: Option<u32>,
+    job_retry: crate::RetryPolicy,
+}
+
+impl QueryBuilder {
+    /// Binds the named parameter `@name`.
+    pub fn param(mut self, name: impl Into<String>, value: impl Into<Param>) -> Self {
+        self.named.push((name.into(), value.into()));
+        self
+    }
+
+    /// Binds the next positional parameter `?`.
+    pub fn bind(mut self, value: impl Into<Param>) -> Self {
+        self.positional.push(value.into());
+        self
+    }
+
+    /// The dataset unqualified table names resolve in: `dataset` (in the client's project)
+    /// or `project.dataset`.
+    pub fn default_dataset(mut self, dataset: impl AsRef<str>) -> Self {
+        let d = dataset.as_ref();
+        self.default_dataset = Some(match d.split_once('.') {
+            Some((p, ds)) => (p.to_string(), ds.to_string()),
+            None => (self.client.inner.project.clone(), d.to_string()),
+        });
+        self
+    }
+
+    /// The location to run in (overrides the client's default).
+    pub fn location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    /// Validates the query and estimates its cost without running it.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Adds a label to the job.
+    pub fn label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.labels.insert(key.into(), value.into());
+        self
+    }
+
+    /// Fails the query instead of billing more than this many bytes.
+    pub fn maximum_bytes_billed(mut self, bytes: i64) -> Self {
+        self.maximum_bytes_billed = Some(bytes);
+        self
+    }
+
+    /// Whether cached results may be used (BigQuery's default is yes).
+    pub fn use_query_cache(mut self, yes: bool) -> Self {
+        self.use_query_cache = Some(yes);
+        self
+    }
+
+    /// Gives up waiting for the query after this long (the job is not cancelled).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Always creates a job. By default queries run in short query mode
+    /// (`JOB_CREATION_OPTIONAL`), where BigQuery may answer without one.
+    pub fn job_creation_required(mut self) -> Self {
+        self.job_creation_required = true;
+        self
+    }
+
+    /// Rows per REST page (BigQuery's default is up to 10 MB per page).
+    pub fn page_size(mut self, rows: u32) -> Self {
+        self.page_size = Some(rows);
+        self
+    }
+
+    fn request_body(&self, request_id: &str) -> Result<Value> {
+        if !self.named.is_empty() && !self.positional.is_empty() {
+            return Err(Error::config(
+                "a query cannot mix named (@p) and positional (?) parameters",
+            ));
+        }
+        let mut body = json!({
+            "query": self.sql,
+            "useLegacySql": false,
+            "requestId": request_id,
+            "jobCreationMode": if self.job_creation_required { "JOB_CREATION_REQUIRED" } else { "JOB_CREATION_OPTIONAL" },
+            "formatOptions": { "useInt64Timestamp": true },
+            "timeoutMs": self.poll_timeout(Instant::now()).as_millis() as u64,
+        });
+        if !self.named.is_empty() {
+            body["parameterMode"] = "NAMED".into();
+            body["queryParameters"] = self.named.iter().map(|(n, p)| p.to_json(Some(n))).collect();
+        } else if !self.positional.is_empty() {
+            body["parameterMode"] = "POSITIONAL".into();
+            body["queryParameters"] = self.positional.iter().map(|p| p.to_json(None)).collect();
+        }
+        if let Some((p, d)) = &self.default_dataset {
+            body["defaultDataset"] = json!({ "projectId": p, "datasetId": d });
+        }
+        if let Some(l) = &self.location {
+            body["location"] = l.clone().into();
+        }
+        if self.dry_run {
+            body["dryRun"] = true.into();
+        }
+        if !self.labels.is_empty() {
+            body["labels"] = json!(self.labels);
+        }
+        if let Some(b) = self.maximum_bytes_billed {
+            body["maximumBytesBilled"] = b.to_string().into();
+        }
+        if let Some(c) = self.use_query_cache {
+            body["useQueryCache"] = c.into();
+        }
+        if let Some(n) = self.page_size {
+            body["maxResults"] = n.into();
+        }
+        Ok(body)
+    }
+
+    fn poll_timeout(&self, deadline_base: Instant) -> Duration {
+        match self.timeout {
+            Some(t) => t.saturating_sub(deadline_base.elapsed()).min(POLL_TIMEOUT),
+            None => POLL_TIMEOUT,
+        }
+    }
+
+    /// Retries the whole query (with a new request id) when it fails with a retryable job
+    /// error such as `jobBackendError` or `rateLimitExceeded`. Separate from the RPC retries
+    /// of the client's [`RetryPolicy`](crate::RetryPolicy); default: 3 attempts.
+    pub fn job_retry(mut self, policy: crate::RetryPolicy) -> Self {
+        self.job_retry = policy;
+        self
+    }
+
+    /// Runs the query and waits until it completes; the first page of rows is in the result.
+    pub async fn run(self) -> Result<QueryResults> {
+        let started = Instant::now();
+        let mut attempt = 1;
+        loop {
+            match self.clone().run_once().await {
+                Err(e)
+                    if e.kind() == ErrorKind::Job
+                        && e.is_retryable()
+                        && attempt < self.job_retry.max_attempts
+                        && started.elapsed() < self.job_retry.total_timeout =>
+                {
+                    tracing::debug!(attempt, error = %e, "retrying failed query job");
+                    tokio::time::sleep(self.job_retry.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) if attempt > 1 => return Err(e.with_attempts(attempt, started.elapsed())),
+                other => return other,
+            }
+        }
+    }
+
+    async fn run_once(self) -> Result<QueryResults> {
+        let started = Instant::now();
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let body = self.request_body(&request_id)?;
+        let project = self.client.inner.project.clone();
+        let path = ["projects", project.as_str(), "queries"];
+        // The request id makes a retried jobs.query safe: BigQuery runs it once.
+        let resp = self
+            .client
+            .send(Request::post(&path, &body, Idempotent::Yes)?)
+            .await?;
+        let mut page = read_page(resp, None).await?;
+        while !page.stats.is_complete() && !self.dry_run {
+            let job = page.stats.job_reference.clone().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Decode,
+                    "BigQuery reported an incomplete query without a job reference",
+                )
+            })?;
+            if let Some(t) = self.timeout
+                && started.elapsed() >= t
+            {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("query job {} did not finish within {t:?}", job.job_id),
+                ));
+            }
+            let wait = self.poll_timeout(started);
+            let path = [
+                "projects",
+                job.project_id.as_str(),
+                "queries",
+                job.job_id.as_str(),
+            ];
+            let mut req = Request::get(&path)
+                .query("formatOptions.useInt64Timestamp", "true")
+                .query("timeoutMs", wait.as_millis());
+            if let Some(l) = job.location.as_ref().or(self.location.as_ref()) {
+                req = req.query("location", l);
+            }
+            if let Some(n) = self.page_size {
+                req = req.query("maxResults", n);
+            }
+            let resp = self.client.send(req).await?;
+            let first = std::mem::take(&mut page.stats);
+            page = read_page(resp, None).await?;
+            // What only jobs.query says (creation reason, query id) is kept.
+            page.stats.fill_from(first);
+        }
+        let schema = page.stats.schema.clone().unwrap_or_default();
+        let arrow_schema = match page.arrow_schema.clone() {
+            Some(s) => s,
+            None => schema.to_arrow()?,
+        };
+        Ok(QueryResults {
+            client: self.client,
+            page_size: self.page_size,
+            location: self.location,
+            rows_in_first: page.batches.iter().map(|b| b.num_rows() as u64).sum(),
+            stats: page.stats,
+            schema,
+            arrow_schema,
+            batches: page.batches,
+        })
+    }
+
+    /// Runs the query and returns its statistics, for statements that return no rows
+    /// (DDL, DML) or when only the statistics matter.
+    pub async fn execute(self) -> Result<QueryStats> {
+        Ok(self.run().await?.stats)
+    }
+
+    /// Runs the query and streams its rows as `T`.
+    pub async fn rows<T: DeserializeOwned>(self) -> Result<RowStream<T>> {
+        Ok(self.run().await?.into_rows())
+    }
+
+    /// Runs the query and streams its rows as Arrow batches.
+    pub async fn batches(self) -> Result<BatchStream> {
+        Ok(self.run().await?.into_batches())
+    }
+
+    /// Runs the query and collects every row as `T`.
+    pub async fn fetch_all<T: DeserializeOwned>(self) -> Result<Vec<T>> {
+        self.rows().await?.try_collect().await
+    }
+}
+
+/// A completed query: statistics, schema and the rows (first page in memory, later pages
+/// fetched as the rows are consumed).
+#[derive(Debug)]
+pub struct QueryResults {
+    client: Client,
+    stats: QueryStats,
+    schema: TableSchema,
+    arrow_schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    rows_in_first: u64,
+    page_size: Option<u32>,
+    location: Option<String>,
+}
+
+impl QueryResults {
+    /// The statistics.
+    pub fn stats(&self) -> &QueryStats {
+        &self.stats
+    }
+
+    /// The result schema.
+    pub fn schema(&self) -> &TableSchema {
+        &self.schema
+    }
+
+    /// The Arrow schema of the batches.
+    pub fn arrow_schema(&self) -> SchemaRef {
+        self.arrow_schema.clone()
+    }
+
+    /// Rows in the whole result, when BigQuery says.
+    pub fn total_rows(&self) -> Option<u64> {
+        self.stats.total_rows
+    }
+
+    /// The job, when one was created.
+    pub fn job_reference(&self) -> Option<&JobReference> {
+        self.stats.job_reference.as_ref()
+    }
+
+    /// All rows as a stream of Arrow batches.
+    pub fn into_batches(self) -> BatchStream {
+        let token = self.stats.page_token.clone();
+        let source = self
+            .stats
+            .job_reference
+            .as_ref()
+            .filter(|j| !j.job_id.is_empty())
+            .map(|j| PageSource::Query {
+                project: j.project_id.clone(),
+                job_id: j.job_id.clone(),
+                location: j.location.clone().or(self.location.clone()),
+                page_size: self.page_size,
+            });
+        BatchStream::after_first_page(
+            self.client,
+            source,
+            (self.schema, self.arrow_schema),
+            self.batches,
+            token,
+            self.rows_in_first,
+        )
+    }
+
+    /// All rows decoded into `T`.
+    pub fn into_rows<T: DeserializeOwned>(self) -> RowStream<T> {
+        RowStream::new(self.into_batches())
+    }
+
+    /// Collects every row into `T`.
+    pub async fn fetch_all<T: DeserializeOwned>(self) -> Result<Vec<T>> {
+        self.into_rows().try_collect().await
+    }
+}
+
+/// One decoded response: its batches and metadata.
+struct Page {
+    stats: QueryStats,
+    batches: Vec<RecordBatch>,
+    arrow_schema: Option<SchemaRef>,
+}
+
+/// Decodes a `jobs.query` / `jobs.getQueryResults` body as it streams in.
+async fn read_page(resp: reqwest::Response, schema: Option<TableSchema>) -> Result<Page> {
+    let mut decoder = match schema {
+        Some(s) => ResponseDecoder::new().with_schema(s)?,
+        None => ResponseDecoder::new(),
+    };
+    let mut body = resp.bytes_stream();
+    let mut batches = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(transport_error)?;
+        decoder.decode(&chunk)?;
+        while let Some(b) = decoder.next_batch() {
+            batches.push(b);
+        }
+    }
+    decoder.finish()?;
+    while let Some(b) = decoder.next_batch() {
+        batches.push(b);
+    }
+    let arrow_schema = decoder.arrow_schema();
+    let stats = QueryStats::from_metadata(decoder.take_metadata())?;
+    stats.check_errors()?;
+    Ok(Page {
+        stats,
+        batches,
+        arrow_schema,
+    })
+}

@@ -1,0 +1,210 @@
+//! The metadata of `jobs.query` and `jobs.getQueryResults` responses, and query statistics.
+
+use bigq_codec::schema::TableSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::client::rest::ErrorProto;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Identifies a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobReference {
+    /// The project the job ran in.
+    pub project_id: String,
+    /// The job id (absent for dry runs).
+    #[serde(default)]
+    pub job_id: String,
+    /// The location the job ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+/// DML statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DmlStats {
+    /// Rows inserted.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub inserted_row_count: Option<i64>,
+    /// Rows deleted.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub deleted_row_count: Option<i64>,
+    /// Rows updated.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub updated_row_count: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct CreationReason {
+    code: Option<String>,
+}
+
+/// What BigQuery said about a query besides its rows.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct QueryStats {
+    /// The job, when BigQuery created one.
+    #[serde(default)]
+    pub job_reference: Option<JobReference>,
+    /// The query id, when the query ran in short query mode without a job.
+    #[serde(default)]
+    pub query_id: Option<String>,
+    /// Why a job was created in short query mode (`REQUESTED`, `LONG_RUNNING`,
+    /// `LARGE_RESULTS`, `OTHER`).
+    #[serde(default, deserialize_with = "creation_reason")]
+    pub job_creation_reason: Option<String>,
+    /// Rows in the whole result.
+    #[serde(default, deserialize_with = "opt_u64")]
+    pub total_rows: Option<u64>,
+    /// Bytes processed.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_bytes_processed: Option<i64>,
+    /// Bytes billed.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_bytes_billed: Option<i64>,
+    /// Slot milliseconds used.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_slot_ms: Option<i64>,
+    /// Whether the result came from the cache.
+    #[serde(default)]
+    pub cache_hit: Option<bool>,
+    /// Rows affected by a DML statement.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub num_dml_affected_rows: Option<i64>,
+    /// Detailed DML counts.
+    #[serde(default)]
+    pub dml_stats: Option<DmlStats>,
+    /// The statement type (`SELECT`, `INSERT`, `CREATE_TABLE`, ...), when the response
+    /// carries it.
+    #[serde(default)]
+    pub statement_type: Option<String>,
+    /// The location the query ran in.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// The result schema.
+    #[serde(default)]
+    pub schema: Option<TableSchema>,
+    /// Whether the query has finished.
+    #[serde(default)]
+    pub(crate) job_complete: Option<bool>,
+    #[serde(default)]
+    pub(crate) page_token: Option<String>,
+    #[serde(default)]
+    pub(crate) errors: Vec<ErrorProto>,
+}
+
+impl QueryStats {
+    pub(crate) fn from_metadata(meta: Map<String, Value>) -> Result<Self> {
+        serde_json::from_value(Value::Object(meta)).map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!("unexpected query response from BigQuery: {e}"),
+            )
+        })
+    }
+
+    /// Fails when the response reports errors and carries no result columns.
+    pub(crate) fn check_errors(&self) -> Result<()> {
+        if self.schema.as_ref().is_none_or(|s| s.fields.is_empty())
+            && let Some(first) = self.errors.first()
+        {
+            return Err(Error::job(
+                first.reason.clone(),
+                first
+                    .message
+                    .clone()
+                    .unwrap_or_else(|| "the query failed".into()),
+                first.location.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fills the fields this response lacks from an earlier response of the same query.
+    pub(crate) fn fill_from(&mut self, earlier: QueryStats) {
+        self.job_reference = self.job_reference.take().or(earlier.job_reference);
+        self.query_id = self.query_id.take().or(earlier.query_id);
+        self.job_creation_reason = self
+            .job_creation_reason
+            .take()
+            .or(earlier.job_creation_reason);
+        self.location = self.location.take().or(earlier.location);
+        self.statement_type = self.statement_type.take().or(earlier.statement_type);
+    }
+
+    pub(crate) fn is_complete(&self) -> bool {
+        self.job_complete.unwrap_or(false)
+    }
+}
+
+fn creation_reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<CreationReason>::deserialize(d)?.and_then(|r| r.code))
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StrOrNum {
+    S(String),
+    I(i64),
+    U(u64),
+}
+
+pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<StrOrNum>::deserialize(d)? {
+        None => Ok(None),
+        Some(StrOrNum::I(i)) => Ok(Some(i)),
+        Some(StrOrNum::U(u)) => i64::try_from(u).map(Some).map_err(serde::de::Error::custom),
+        Some(StrOrNum::S(s)) => s.parse().map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match Option::<StrOrNum>::deserialize(d)? {
+        None => Ok(None),
+        Some(StrOrNum::I(i)) => u64::try_from(i).map(Some).map_err(serde::de::Error::custom),
+        Some(StrOrNum::U(u)) => Ok(Some(u)),
+        Some(StrOrNum::S(s)) => s.parse().map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_recorded_query_response_metadata() {
+        let meta: Map<String, Value> = serde_json::from_str(
+            r#"{"kind":"bigquery#queryResponse","schema":{"fields":[{"name":"n","type":"INTEGER","mode":"NULLABLE"}]},
+            "jobReference":{"projectId":"p","jobId":"j","location":"US"},"totalRows":"100","pageToken":"t",
+            "totalBytesProcessed":"0","jobComplete":true,"cacheHit":false,"queryId":"q",
+            "jobCreationReason":{"code":"LARGE_RESULTS"},"totalBytesBilled":"0","location":"US",
+            "numDmlAffectedRows":"3","dmlStats":{"insertedRowCount":"3"}}"#,
+        )
+        .unwrap();
+        let s = QueryStats::from_metadata(meta).unwrap();
+        assert_eq!(s.total_rows, Some(100));
+        assert_eq!(s.job_creation_reason.as_deref(), Some("LARGE_RESULTS"));
+        assert_eq!(s.job_reference.as_ref().unwrap().job_id, "j");
+        assert_eq!(s.num_dml_affected_rows, Some(3));
+        assert_eq!(s.dml_stats.as_ref().unwrap().inserted_row_count, Some(3));
+        assert!(s.is_complete());
+        assert_eq!(s.page_token.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn errors_without_schema_fail() {
+        let meta: Map<String, Value> = serde_json::from_str(
+            r#"{"jobComplete":true,"errors":[{"reason":"invalidQuery","message":"Syntax error","location":"query"}]}"#,
+        )
+        .unwrap();
+        let e = QueryStats::from_metadata(meta)
+            .unwrap()
+            .check_errors()
+            .unwrap_err();
+        assert!(e.is_invalid_query());
+        assert_eq!(e.location(), Some("query"));
+    }
+}

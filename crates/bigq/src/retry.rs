@@ -1,0 +1,72 @@
+//! When and how requests are retried.
+
+use std::time::Duration;
+
+/// How bigq retries a failed request.
+///
+/// A request is retried only when it is safe to send again (reads, and writes that carry a
+/// request id or job id) and the failure is [retryable](crate::Error::is_retryable). Waits
+/// grow exponentially with full jitter, and stop at `max_attempts` or `total_timeout`,
+/// whichever comes first. Errors report the attempts made and the time spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in all, including the first (1 disables retries).
+    pub max_attempts: u32,
+    /// The wait before the second attempt.
+    pub initial_backoff: Duration,
+    /// The longest wait between attempts.
+    pub max_backoff: Duration,
+    /// The factor the wait grows by after each attempt.
+    pub multiplier: f64,
+    /// No new attempt starts after this much time since the first.
+    pub total_timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 6,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(16),
+            multiplier: 2.0,
+            total_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries.
+    pub fn never() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        }
+    }
+
+    /// The wait before attempt `attempt + 1` (with `attempt` ≥ 1), with full jitter.
+    pub(crate) fn backoff(&self, attempt: u32) -> Duration {
+        let base = self.initial_backoff.as_secs_f64()
+            * self.multiplier.powi(attempt.saturating_sub(1) as i32);
+        let capped = base.min(self.max_backoff.as_secs_f64());
+        Duration::from_secs_f64(capped * rand::random::<f64>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let p = RetryPolicy::default();
+        for attempt in 1..20 {
+            let b = p.backoff(attempt);
+            assert!(b <= p.max_backoff);
+            let cap = (0.1 * 2f64.powi(attempt as i32 - 1)).min(16.0);
+            assert!(
+                b.as_secs_f64() <= cap + 1e-9,
+                "attempt {attempt}: {b:?} > {cap}"
+            );
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Shared set-up for integration tests: a bqemulator on loopback, started by the repo's
+//! script on first use (CI starts it up front and exports `BQEMU_REST_ENDPOINT`).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use bigq::Client;
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The REST endpoint and project of a running bqemulator.
+pub fn bqemulator() -> (String, String) {
+    static ENDPOINT: OnceLock<(String, String)> = OnceLock::new();
+    ENDPOINT
+        .get_or_init(|| {
+            if let Ok(e) = std::env::var("BQEMU_REST_ENDPOINT") {
+                let p = std::env::var("BQEMU_PROJECT").unwrap_or_else(|_| "test-project".into());
+                return (e, p);
+            }
+            let root = repo_root();
+            let status = Command::new("bash")
+                .arg(root.join("scripts/bqemulator.sh"))
+                .arg("start")
+                .status()
+                .expect("run scripts/bqemulator.sh");
+            assert!(status.success(), "scripts/bqemulator.sh start failed");
+            let env = std::fs::read_to_string(root.join("target/bqemulator/env"))
+                .expect("bqemulator env file");
+            let get = |k: &str| {
+                env.lines()
+                    .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                    .map(str::to_string)
+                    .expect(k)
+            };
+            (get("BQEMU_REST_ENDPOINT"), get("BQEMU_PROJECT"))
+        })
+        .clone()
+}
+
+pub async fn client() -> Client {
+    let (endpoint, project) = bqemulator();
+    Client::builder()
+        .with_project(project)
+        .with_emulator(endpoint)
+        .build()
+        .await
+        .unwrap()
+}
+
+/// A fresh dataset name for one test.
+pub fn dataset_name(test: &str) -> String {
+    format!("t_{}_{}", test, uuid_suffix())
+}
+
+fn uuid_suffix() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let n = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{:x}{:x}", n & 0xffff_ffff, std::process::id())
+}

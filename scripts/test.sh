@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: starts the servers the integration tests need on loopback, runs every
+# test of the workspace, and stops the servers.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+bash scripts/bqemulator.sh start
+trap 'bash scripts/bqemulator.sh stop' EXIT
+# shellcheck disable=SC1091
+source target/bqemulator/env
+export BQEMU_REST_ENDPOINT BQEMU_GRPC_ENDPOINT BQEMU_PROJECT
+
+if [[ ! -d "$repo/../shared/bigquery-recordings" && -z "${BIGQ_RECORDINGS:-}" ]]; then
+  echo "note: ../shared/bigquery-recordings is absent: the recording tests will report that they skipped"
+fi
+
+cargo test --workspace --all-targets --all-features "$@"
+cargo test --workspace --doc --all-features
