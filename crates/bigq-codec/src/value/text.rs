@@ -110,7 +110,7 @@ pub fn parse_date(s: &[u8]) -> Option<i32> {
             let y = dg(y0) as u32 * 1000 + dg(y1) as u32 * 100 + dg(y2) as u32 * 10 + dg(y3) as u32;
             let m = dg(m0) as usize * 10 + dg(m1) as usize;
             let d = dg(d0) as u32 * 10 + dg(d1) as u32;
-            let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+            let leap = y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
             if y == 0 || !(1..=12).contains(&m) || d == 0 {
                 return None;
             }
