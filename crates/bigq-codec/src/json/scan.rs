@@ -120,7 +120,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Like [`string_raw`](Self::string_raw), also telling whether the content is ASCII.
-    #[inline(always)]
+    #[inline]
     pub fn string_span(&mut self) -> Step<Span> {
         let start = self.pos + 1;
         let s = scan_string(self.buf, start).ok_or(Stop::Incomplete)?;
@@ -129,7 +129,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Scans a string and returns its content, unescaped into `scratch` if needed.
-    #[inline(always)]
+    #[inline]
     pub fn string<'s>(&mut self, scratch: &'s mut Vec<u8>) -> Step<&'s [u8]>
     where
         'a: 's,
