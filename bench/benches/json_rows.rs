@@ -6,14 +6,15 @@
 
 use std::hint::black_box;
 
-use bigq_bench::lineitem::{self, ROWS};
+use bigq_bench::lineitem;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn json_rows(c: &mut Criterion) {
-    let body = lineitem::body(ROWS);
+    let rows = lineitem::rows_for_this_run();
+    let body = lineitem::body(rows);
     let schema = lineitem::schema();
     let mut g = c.benchmark_group("json_rows");
-    g.throughput(Throughput::Elements(ROWS as u64));
+    g.throughput(Throughput::Elements(rows as u64));
     g.sample_size(10);
     g.bench_function("bigq_decoder_64KiB_chunks", |b| {
         b.iter(|| lineitem::decode_bigq(black_box(&body), &schema, 64 * 1024))

@@ -7,7 +7,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use bigq_bench::lineitem::{self, COLUMNS, ROWS};
+use bigq_bench::lineitem::{self, COLUMNS};
 
 struct Counting;
 
@@ -51,7 +51,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn measure(name: &str, run: impl Fn() -> Vec<arrow_array::RecordBatch>) {
+fn measure(name: &str, rows: usize, run: impl Fn() -> Vec<arrow_array::RecordBatch>) {
     // One run first so that lazily initialised state is not counted.
     drop(run());
     let live_before = LIVE.load(Relaxed);
@@ -61,7 +61,7 @@ fn measure(name: &str, run: impl Fn() -> Vec<arrow_array::RecordBatch>) {
     let batches = run();
     let (bytes, count) = (BYTES.load(Relaxed), COUNT.load(Relaxed));
     let peak = PEAK.load(Relaxed) - live_before;
-    let cells = (ROWS * COLUMNS) as f64;
+    let cells = (rows * COLUMNS) as f64;
     let out = lineitem::arrow_bytes(&batches);
     println!(
         "{name:<28} {:>7.1} B/cell allocated  {:>6.3} allocs/cell  {:>6.1} B/cell Arrow output  \
@@ -75,18 +75,18 @@ fn measure(name: &str, run: impl Fn() -> Vec<arrow_array::RecordBatch>) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; there is nothing to configure.
-    let body = lineitem::body(ROWS);
+    let rows = lineitem::rows_for_this_run();
+    let body = lineitem::body(rows);
     let schema = lineitem::schema();
     println!(
-        "{ROWS} rows x {COLUMNS} columns, {:.1} MB body, {:.1} B/cell of JSON",
+        "{rows} rows x {COLUMNS} columns, {:.1} MB body, {:.1} B/cell of JSON",
         body.len() as f64 / 1e6,
-        body.len() as f64 / (ROWS * COLUMNS) as f64
+        body.len() as f64 / (rows * COLUMNS) as f64
     );
-    measure("bigq decoder (64 KiB chunks)", || {
+    measure("bigq decoder (64 KiB chunks)", rows, || {
         lineitem::decode_bigq(&body, &schema, 64 * 1024)
     });
-    measure("serde_json::Value + builders", || {
+    measure("serde_json::Value + builders", rows, || {
         lineitem::decode_serde_value(&body, &schema)
     });
 }

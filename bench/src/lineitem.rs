@@ -23,6 +23,17 @@ pub const ROWS: usize = 300_000;
 /// Columns per row.
 pub const COLUMNS: usize = 16;
 
+/// Rows to generate: [`ROWS`] when run by `cargo bench` (which passes `--bench`), a small
+/// page when run as a smoke test by `cargo test --all-targets`, where a 300,000-row page
+/// in a debug build would take minutes and gigabytes.
+pub fn rows_for_this_run() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        ROWS
+    } else {
+        2_000
+    }
+}
+
 /// The `lineitem` schema, as `tables.get` would return it.
 pub fn schema() -> TableSchema {
     use FieldType::*;

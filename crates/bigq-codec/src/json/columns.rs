@@ -95,20 +95,6 @@ impl Validity {
     }
 }
 
-/// How a scalar cell's text becomes a native value.
-#[derive(Clone, Copy)]
-pub(crate) enum Scalar {
-    Int64,
-    Float64,
-    Numeric,
-    BigNumeric,
-    Date,
-    Time,
-    DateTime,
-    Timestamp(TimestampFormat),
-    Interval,
-}
-
 pub(crate) struct Prim<T> {
     values: Vec<T>,
     validity: Validity,
@@ -180,6 +166,29 @@ impl Bytes {
         self.validity.push(false);
     }
 
+    /// Appends the string at the cursor, unescaped and checked to be UTF-8 (here rather
+    /// than when the batch is finished, so that an error names the row).
+    #[inline]
+    fn push_text(&mut self, cur: &mut Cursor<'_>) -> Step<()> {
+        let span = cur.string_span()?;
+        let raw = &cur.buf[span.start..span.end];
+        let start = self.data.len();
+        if span.escaped {
+            super::scan::unescape(raw, &mut self.data)
+                .map_err(|err| Stop::Error(err.with_offset(span.start as u64)))?;
+        } else {
+            self.data.extend_from_slice(raw);
+        }
+        if !span.ascii && std::str::from_utf8(&self.data[start..]).is_err() {
+            self.data.truncate(start);
+            return Err(Stop::Error(
+                CodecError::new(crate::CodecErrorKind::Value, "invalid UTF-8 in text")
+                    .with_value(raw),
+            ));
+        }
+        self.commit().map_err(Stop::Error)
+    }
+
     fn truncate(&mut self, len: usize) {
         self.offsets.truncate(len + 1);
         self.data.truncate(self.offsets[len] as usize);
@@ -191,7 +200,9 @@ impl Bytes {
         let d = self.data.len();
         let offsets = std::mem::replace(&mut self.offsets, Vec::with_capacity(n));
         self.offsets.push(0);
-        let data = std::mem::replace(&mut self.data, Vec::with_capacity(d));
+        // Room for a batch like this one plus 1/8: text lengths vary from batch to batch,
+        // and growing past the capacity would allocate twice as much.
+        let data = std::mem::replace(&mut self.data, Vec::with_capacity(d + d / 8));
         // Offsets are built monotonic from 0 by `commit` and `push_null`.
         let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
         (offsets, Buffer::from_vec(data), self.validity.finish())
@@ -216,7 +227,6 @@ pub(crate) enum Column {
     Utf8(Bytes),
     Binary(Bytes),
     Range {
-        element: Scalar,
         start: Box<Column>,
         end: Box<Column>,
         validity: Validity,
@@ -285,25 +295,18 @@ impl Column {
             FieldType::Interval => Column::Interval(Prim::new()),
             FieldType::Range => {
                 let el = f.range_element_type.as_ref().map(|r| &r.element_type);
-                let (element, mk): (Scalar, fn() -> Column) = match el {
-                    Some(FieldType::Date) => (Scalar::Date, || Column::Date(Prim::new())),
-                    Some(FieldType::DateTime) => {
-                        (Scalar::DateTime, || Column::DateTime(Prim::new()))
-                    }
-                    Some(FieldType::Timestamp) => (Scalar::Timestamp(ts), || {
-                        Column::Timestamp(Prim::new(), TimestampFormat::Auto)
-                    }),
-                    _ => {
-                        return Err(CodecError::schema(
-                            "RANGE without a DATE, DATETIME or TIMESTAMP element",
-                        )
-                        .with_column(&f.name));
-                    }
+                let side = || match el {
+                    Some(FieldType::Date) => Ok(Column::Date(Prim::new())),
+                    Some(FieldType::DateTime) => Ok(Column::DateTime(Prim::new())),
+                    Some(FieldType::Timestamp) => Ok(Column::Timestamp(Prim::new(), ts)),
+                    _ => Err(CodecError::schema(
+                        "RANGE without a DATE, DATETIME or TIMESTAMP element",
+                    )
+                    .with_column(&f.name)),
                 };
                 Column::Range {
-                    element,
-                    start: Box::new(mk()),
-                    end: Box::new(mk()),
+                    start: Box::new(side()?),
+                    end: Box::new(side()?),
                     validity: Validity::default(),
                 }
             }
@@ -443,6 +446,7 @@ impl Column {
     }
 
     /// Decodes one cell value (what follows `"v":`) into the column.
+    #[inline]
     pub fn decode_value(
         &mut self,
         nulls: Nulls,
@@ -450,35 +454,40 @@ impl Column {
         scratch: &mut Vec<u8>,
     ) -> Step<()> {
         let c = cur.peek()?;
+        if c == b'"' {
+            // The hot path: BigQuery sends every scalar as a string.
+            match self {
+                Column::Utf8(b) => return b.push_text(cur),
+                Column::Binary(_)
+                | Column::Bool { .. }
+                | Column::Range { .. }
+                | Column::Struct { .. }
+                | Column::List { .. } => {}
+                _ => {
+                    let raw = cur.string(scratch)?;
+                    return self.push_text(raw).map_err(|t| value_error(t, raw));
+                }
+            }
+        }
+        self.decode_other_value(c, nulls, cur, scratch)
+    }
+
+    /// [`decode_value`](Self::decode_value) for NULL, BOOL, BYTES, RANGE, RECORD, arrays and
+    /// bare numbers.
+    #[inline(never)]
+    fn decode_other_value(
+        &mut self,
+        c: u8,
+        nulls: Nulls,
+        cur: &mut Cursor<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Step<()> {
         if c == b'n' {
             cur.literal(b"null")?;
             return self.null_into(nulls);
         }
         match self {
-            Column::Utf8(b) => {
-                if c != b'"' {
-                    return Err(cur.unexpected(c, "expected a string"));
-                }
-                let (s, e, escaped) = cur.string_raw()?;
-                let start = b.data.len();
-                if escaped {
-                    super::scan::unescape(&cur.buf[s..e], &mut b.data)
-                        .map_err(|err| Stop::Error(err.with_offset(s as u64)))?;
-                } else {
-                    b.data.extend_from_slice(&cur.buf[s..e]);
-                }
-                // Checked here rather than when the batch is finished, so that the error
-                // names the row.
-                let text = &b.data[start..];
-                if !text.is_ascii() && std::str::from_utf8(text).is_err() {
-                    b.data.truncate(start);
-                    return Err(Stop::Error(
-                        CodecError::new(crate::CodecErrorKind::Value, "invalid UTF-8 in text")
-                            .with_value(&cur.buf[s..e]),
-                    ));
-                }
-                b.commit().map_err(Stop::Error)
-            }
+            Column::Utf8(_) => Err(cur.unexpected(c, "expected a string")),
             Column::Binary(b) => {
                 if c != b'"' {
                     return Err(cur.unexpected(c, "expected a base64 string"));
@@ -564,7 +573,6 @@ impl Column {
                 Ok(())
             }
             Column::Range {
-                element,
                 start,
                 end,
                 validity,
@@ -588,69 +596,42 @@ impl Column {
                         col.push_null()
                             .map_err(|m| Stop::Error(CodecError::syntax(m)))?;
                     } else {
-                        col.push_scalar(*element, side)
-                            .map_err(|_| value_error("RANGE", raw))?;
+                        col.push_text(side).map_err(|_| value_error("RANGE", raw))?;
                     }
                 }
                 validity.push(true);
                 Ok(())
             }
             _ => {
-                // A scalar: a string, or (leniently) a bare number or boolean.
-                let raw: &[u8] = match c {
-                    b'"' => cur.string(scratch)?,
-                    b'-' | b'0'..=b'9' => {
-                        let (s, e) = cur.number_raw()?;
-                        &cur.buf[s..e]
-                    }
-                    _ => return Err(cur.unexpected(c, "expected a string")),
-                };
-                let scalar = self.scalar_kind();
-                self.push_scalar(scalar, raw)
-                    .map_err(|t| value_error(t, raw))
+                // A scalar written (leniently) as a bare number.
+                if !matches!(c, b'-' | b'0'..=b'9') {
+                    return Err(cur.unexpected(c, "expected a string"));
+                }
+                let (s, e) = cur.number_raw()?;
+                let raw = &cur.buf[s..e];
+                self.push_text(raw).map_err(|t| value_error(t, raw))
             }
-        }
-    }
-
-    fn scalar_kind(&self) -> Scalar {
-        match self {
-            Column::Int64(_) => Scalar::Int64,
-            Column::Float64(_) => Scalar::Float64,
-            Column::Numeric(_) => Scalar::Numeric,
-            Column::BigNumeric(_) => Scalar::BigNumeric,
-            Column::Date(_) => Scalar::Date,
-            Column::Time(_) => Scalar::Time,
-            Column::DateTime(_) => Scalar::DateTime,
-            Column::Timestamp(_, f) => Scalar::Timestamp(*f),
-            Column::Interval(_) => Scalar::Interval,
-            _ => unreachable!("scalar_kind on a non-scalar column"),
         }
     }
 
     /// Parses a scalar's text and appends it; on failure returns the BigQuery type name.
     #[inline]
-    fn push_scalar(&mut self, kind: Scalar, raw: &[u8]) -> Result<(), &'static str> {
-        match (kind, self) {
-            (Scalar::Int64, Column::Int64(p)) => p.push(text::parse_i64(raw).ok_or("INT64")?),
-            (Scalar::Float64, Column::Float64(p)) => p.push(parse_f64(raw).ok_or("FLOAT64")?),
-            (Scalar::Numeric, Column::Numeric(p)) => {
+    fn push_text(&mut self, raw: &[u8]) -> Result<(), &'static str> {
+        match self {
+            Column::Int64(p) => p.push(text::parse_i64(raw).ok_or("INT64")?),
+            Column::Float64(p) => p.push(parse_f64(raw).ok_or("FLOAT64")?),
+            Column::Numeric(p) => {
                 let v = text::parse_decimal_i128(raw, 9)
                     .filter(|v| v.unsigned_abs() < 10u128.pow(38))
                     .ok_or("NUMERIC")?;
                 p.push(v)
             }
-            (Scalar::BigNumeric, Column::BigNumeric(p)) => {
-                p.push(text::parse_decimal_i256(raw, 38).ok_or("BIGNUMERIC")?)
-            }
-            (Scalar::Date, Column::Date(p)) => p.push(text::parse_date(raw).ok_or("DATE")?),
-            (Scalar::Time, Column::Time(p)) => p.push(text::parse_time(raw).ok_or("TIME")?),
-            (Scalar::DateTime, Column::DateTime(p)) => {
-                p.push(text::parse_datetime(raw).ok_or("DATETIME")?)
-            }
-            (Scalar::Timestamp(f), Column::Timestamp(p, _)) => {
-                p.push(parse_timestamp_cell(raw, f).ok_or("TIMESTAMP")?)
-            }
-            (Scalar::Interval, Column::Interval(p)) => {
+            Column::BigNumeric(p) => p.push(text::parse_decimal_i256(raw, 38).ok_or("BIGNUMERIC")?),
+            Column::Date(p) => p.push(text::parse_date(raw).ok_or("DATE")?),
+            Column::Time(p) => p.push(text::parse_time(raw).ok_or("TIME")?),
+            Column::DateTime(p) => p.push(text::parse_datetime(raw).ok_or("DATETIME")?),
+            Column::Timestamp(p, f) => p.push(parse_timestamp_cell(raw, *f).ok_or("TIMESTAMP")?),
+            Column::Interval(p) => {
                 let i = text::parse_interval(raw).ok_or("INTERVAL")?;
                 p.push(IntervalMonthDayNano::new(i.months, i.days, i.nanos))
             }
@@ -818,13 +799,34 @@ pub(crate) fn decode_cell(
     cur: &mut Cursor<'_>,
     scratch: &mut Vec<u8>,
 ) -> Step<()> {
+    // The exact form BigQuery writes; anything else (whitespace, `{}`, other keys) takes
+    // the general path.
+    if cur.at(b"{\"v\":") {
+        cur.pos += 5;
+        col.decode_value(nulls, cur, scratch)?;
+        if cur.buf.get(cur.pos) == Some(&b'}') {
+            cur.pos += 1;
+            return Ok(());
+        }
+        return object_rest(cur, "a cell");
+    }
+    decode_cell_general(col, nulls, cur, scratch)
+}
+
+#[inline(never)]
+fn decode_cell_general(
+    col: &mut Column,
+    nulls: Nulls,
+    cur: &mut Cursor<'_>,
+    scratch: &mut Vec<u8>,
+) -> Step<()> {
     cur.expect(b'{')?;
-    let mut seen = false;
     if cur.peek()? == b'}' {
         cur.pos += 1;
         // `{}`: a NULL written without its value.
         return col.null_into(nulls);
     }
+    let mut seen = false;
     loop {
         let c = cur.peek()?;
         if c != b'"' {
@@ -853,56 +855,106 @@ pub(crate) fn decode_cell(
     Ok(())
 }
 
+/// Skips the rest of an object whose wanted key was read: more keys (ignored, as is a
+/// repeated `"v"` or `"f"`) up to the closing `}`.
+#[inline(never)]
+fn object_rest(cur: &mut Cursor<'_>, what: &str) -> Step<()> {
+    loop {
+        match cur.peek()? {
+            b'}' => {
+                cur.pos += 1;
+                return Ok(());
+            }
+            b',' => {
+                cur.pos += 1;
+                let c = cur.peek()?;
+                if c != b'"' {
+                    return Err(cur.unexpected(c, "expected a key"));
+                }
+                cur.string_raw()?;
+                cur.expect(b':')?;
+                cur.skip_value()?;
+            }
+            other => {
+                return Err(cur.unexpected(other, &format!("expected `,` or `}}` in {what}")));
+            }
+        }
+    }
+}
+
 /// Decodes a row or RECORD value, `{"f": [cell, ...]}`, into `cols`.
+#[inline]
 pub(crate) fn decode_record(
     cols: &mut [Column],
     nulls: &[Nulls],
     cur: &mut Cursor<'_>,
     scratch: &mut Vec<u8>,
 ) -> Step<()> {
+    if cur.at(b"{\"f\":[") {
+        cur.pos += 6;
+        decode_cells(cols, nulls, cur, scratch)?;
+        if cur.buf.get(cur.pos) == Some(&b'}') {
+            cur.pos += 1;
+            return Ok(());
+        }
+        return object_rest(cur, "a row");
+    }
+    decode_record_general(cols, nulls, cur, scratch)
+}
+
+#[inline(never)]
+fn decode_record_general(
+    cols: &mut [Column],
+    nulls: &[Nulls],
+    cur: &mut Cursor<'_>,
+    scratch: &mut Vec<u8>,
+) -> Step<()> {
     cur.expect(b'{')?;
-    let mut seen = false;
     loop {
         let c = cur.peek()?;
-        if c == b'}' && !seen {
-            return Err(cur.unexpected(c, "expected `\"f\"` in a row"));
-        }
         if c != b'"' {
-            return Err(cur.unexpected(c, "expected a key"));
+            return Err(cur.unexpected(c, "expected `\"f\"` in a row"));
         }
         let (s, e, _) = cur.string_raw()?;
         cur.expect(b':')?;
-        if &cur.buf[s..e] == b"f" && !seen {
-            seen = true;
+        if &cur.buf[s..e] == b"f" {
             cur.expect(b'[')?;
-            let n = cols.len();
-            for (i, (col, &null_rule)) in cols.iter_mut().zip(nulls).enumerate() {
-                decode_cell(col, null_rule, cur, scratch).map_err(|e| at_column(e, i))?;
-                if i + 1 < n {
-                    cur.expect(b',').map_err(|e| at_column(e, i))?;
-                }
-            }
-            match cur.peek()? {
-                b']' => cur.pos += 1,
-                b',' => {
-                    return Err(Stop::Error(CodecError::syntax(format!(
-                        "row has more cells than the {n} columns of the schema"
-                    ))));
-                }
-                other => return Err(cur.unexpected(other, "expected `]` after the cells")),
-            }
-        } else {
-            cur.skip_value()?;
+            decode_cells(cols, nulls, cur, scratch)?;
+            return object_rest(cur, "a row");
         }
+        cur.skip_value()?;
         match cur.peek()? {
             b',' => cur.pos += 1,
-            b'}' if seen => {
-                cur.pos += 1;
-                return Ok(());
-            }
             b'}' => return Err(cur.unexpected(b'}', "expected `\"f\"` in a row")),
             other => return Err(cur.unexpected(other, "expected `,` or `}` in a row")),
         }
+    }
+}
+
+/// Decodes the cells of a row, after its `[`, through the closing `]`.
+#[inline]
+fn decode_cells(
+    cols: &mut [Column],
+    nulls: &[Nulls],
+    cur: &mut Cursor<'_>,
+    scratch: &mut Vec<u8>,
+) -> Step<()> {
+    let n = cols.len();
+    for (i, (col, &null_rule)) in cols.iter_mut().zip(nulls).enumerate() {
+        decode_cell(col, null_rule, cur, scratch).map_err(|e| at_column(e, i))?;
+        if i + 1 < n {
+            cur.expect(b',').map_err(|e| at_column(e, i))?;
+        }
+    }
+    match cur.peek()? {
+        b']' => {
+            cur.pos += 1;
+            Ok(())
+        }
+        b',' => Err(Stop::Error(CodecError::syntax(format!(
+            "row has more cells than the {n} columns of the schema"
+        )))),
+        other => Err(cur.unexpected(other, "expected `]` after the cells")),
     }
 }
 

@@ -60,8 +60,12 @@ enum State {
 /// Decodes a REST response body with rows into Arrow record batches, chunk by chunk.
 pub struct ResponseDecoder {
     state: State,
-    /// Bytes received but not consumed yet (a token cut at a chunk boundary).
+    /// Bytes received but not consumed yet (a token or row cut at a chunk boundary).
     pending: Vec<u8>,
+    /// Length `pending` must reach before the cut row is tried again: each retry rescans
+    /// the row from its start, so waiting for the buffer to double keeps a row that spans
+    /// many chunks linear to decode.
+    retry_at: usize,
     /// Offset in the body of `pending[0]`, for error messages.
     consumed: u64,
     /// The key whose value is being read, when the value was cut.
@@ -107,6 +111,7 @@ impl ResponseDecoder {
         ResponseDecoder {
             state: State::Start,
             pending: Vec::new(),
+            retry_at: 0,
             consumed: 0,
             key: None,
             metadata: Map::new(),
@@ -177,7 +182,8 @@ impl ResponseDecoder {
         self.rows_decoded
     }
 
-    /// Whether the whole body has been read.
+    /// Whether the whole body has been read. The end of a long row cut across chunks may be
+    /// held until more bytes arrive or [`finish`](Self::finish) is called.
     pub fn is_done(&self) -> bool {
         self.state == State::Done
     }
@@ -217,14 +223,75 @@ impl ResponseDecoder {
 
     /// Feeds the next chunk of the body. Full batches become available from
     /// [`next_batch`](Self::next_batch).
+    ///
+    /// A row cut at the end of a chunk is completed from the next ones; only its bytes are
+    /// copied, the rest of each chunk is decoded where it lies.
     pub fn decode(&mut self, chunk: &[u8]) -> Result<(), CodecError> {
-        if self.pending.is_empty() {
-            let used = self.run(chunk)?;
-            self.pending.extend_from_slice(&chunk[used..]);
-            self.consumed += used as u64;
+        let chunk = if self.pending.is_empty() {
+            chunk
         } else {
+            match self.complete_pending(chunk)? {
+                Some(rest) => rest,
+                None => return Ok(()),
+            }
+        };
+        let used = self.run(chunk)?;
+        self.consumed += used as u64;
+        self.pending.extend_from_slice(&chunk[used..]);
+        self.retry_at = Self::retry_size(self.pending.len());
+        Ok(())
+    }
+
+    /// When to retry a cut row of `len` bytes: once twice as many bytes (and at least 256
+    /// more) have arrived.
+    fn retry_size(len: usize) -> usize {
+        len + len.max(256)
+    }
+
+    /// Appends the front of `chunk` to the cut row in `pending` and decodes it. Returns the
+    /// rest of `chunk`, to decode in place, once the cut row is done, or `None` when all of
+    /// `chunk` went into `pending`.
+    fn complete_pending<'c>(&mut self, chunk: &'c [u8]) -> Result<Option<&'c [u8]>, CodecError> {
+        let mut taken = 0;
+        loop {
+            let want = self.retry_at.saturating_sub(self.pending.len());
+            let take = want.min(chunk.len() - taken);
+            self.pending.extend_from_slice(&chunk[taken..taken + take]);
+            taken += take;
+            if self.pending.len() < self.retry_at {
+                return Ok(None);
+            }
+            // Bytes of `pending` from before this chunk.
+            let old = self.pending.len() - taken;
             let mut buf = std::mem::take(&mut self.pending);
-            buf.extend_from_slice(chunk);
+            let used = match self.run(&buf) {
+                Ok(u) => u,
+                Err(e) => {
+                    self.pending = buf;
+                    return Err(e);
+                }
+            };
+            self.consumed += used as u64;
+            if used >= old {
+                buf.clear();
+                self.pending = buf;
+                return Ok(Some(&chunk[used - old..]));
+            }
+            buf.drain(..used);
+            self.pending = buf;
+            self.retry_at = Self::retry_size(self.pending.len());
+            if taken == chunk.len() {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Signals the end of the body: checks it was complete and makes the last rows available
+    /// as a batch.
+    pub fn finish(&mut self) -> Result<(), CodecError> {
+        if !self.pending.is_empty() {
+            // A cut row still waiting for its retry.
+            let mut buf = std::mem::take(&mut self.pending);
             let used = self.run(&buf);
             let used = match used {
                 Ok(u) => u,
@@ -233,16 +300,10 @@ impl ResponseDecoder {
                     return Err(e);
                 }
             };
-            buf.drain(..used);
             self.consumed += used as u64;
+            buf.drain(..used);
             self.pending = buf;
         }
-        Ok(())
-    }
-
-    /// Signals the end of the body: checks it was complete and makes the last rows available
-    /// as a batch.
-    pub fn finish(&mut self) -> Result<(), CodecError> {
         if self.state != State::Done {
             return Err(CodecError::syntax(format!(
                 "truncated body: it ends after {} bytes inside {}",

@@ -39,6 +39,14 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace and returns the next byte without consuming it.
     #[inline]
     pub fn peek(&mut self) -> Step<u8> {
+        match self.buf.get(self.pos) {
+            Some(&c) if !is_ws(c) => Ok(c),
+            _ => self.peek_past_ws(),
+        }
+    }
+
+    #[inline(never)]
+    fn peek_past_ws(&mut self) -> Step<u8> {
         while let Some(&c) = self.buf.get(self.pos) {
             if !is_ws(c) {
                 return Ok(c);
@@ -51,15 +59,34 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace and consumes `expected`.
     #[inline]
     pub fn expect(&mut self, expected: u8) -> Step<()> {
+        // The common case: the byte is right there, with no whitespace before it.
+        if self.buf.get(self.pos) == Some(&expected) {
+            self.pos += 1;
+            return Ok(());
+        }
         let c = self.peek()?;
         if c == expected {
             self.pos += 1;
             Ok(())
         } else {
-            Err(self.unexpected(c, &format!("expected `{}`", expected as char)))
+            Err(self.expected(c, expected))
         }
     }
 
+    /// Whether the input at the cursor starts with `pat` (no whitespace skipped).
+    #[inline(always)]
+    pub fn at<const N: usize>(&self, pat: &[u8; N]) -> bool {
+        self.buf.get(self.pos..self.pos + N) == Some(&pat[..])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected(&self, c: u8, expected: u8) -> Stop {
+        self.unexpected(c, &format!("expected `{}`", expected as char))
+    }
+
+    #[cold]
+    #[inline(never)]
     pub fn unexpected(&self, c: u8, what: &str) -> Stop {
         Stop::Error(
             CodecError::syntax(format!(
@@ -88,23 +115,17 @@ impl<'a> Cursor<'a> {
     /// returns the raw content range and whether it has escapes. Consumes the closing quote.
     #[inline]
     pub fn string_raw(&mut self) -> Step<(usize, usize, bool)> {
+        let s = self.string_span()?;
+        Ok((s.start, s.end, s.escaped))
+    }
+
+    /// Like [`string_raw`](Self::string_raw), also telling whether the content is ASCII.
+    #[inline]
+    pub fn string_span(&mut self) -> Step<Span> {
         let start = self.pos + 1;
-        let mut i = start;
-        let buf = self.buf;
-        let mut escaped = false;
-        loop {
-            match buf.get(i) {
-                None => return Err(Stop::Incomplete),
-                Some(b'"') => break,
-                Some(b'\\') => {
-                    escaped = true;
-                    i += 2;
-                }
-                Some(_) => i += 1,
-            }
-        }
-        self.pos = i + 1;
-        Ok((start, i, escaped))
+        let s = scan_string(self.buf, start).ok_or(Stop::Incomplete)?;
+        self.pos = s.end + 1;
+        Ok(s)
     }
 
     /// Scans a string and returns its content, unescaped into `scratch` if needed.
@@ -182,6 +203,89 @@ impl<'a> Cursor<'a> {
             }
         }
         Err(Stop::Incomplete)
+    }
+}
+
+/// The content of a string in the input: `buf[start..end]`, `end` at the closing quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub end: usize,
+    /// It has backslash escapes.
+    pub escaped: bool,
+    /// Every raw byte is ASCII (escapes aside), so the content is valid UTF-8.
+    pub ascii: bool,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `w` equal to `b`, as the high bit of each byte. Exact for the lowest match
+/// (a borrow can only mark bytes above a real match), which is all the scan uses.
+#[inline(always)]
+fn bytes_equal(w: u64, b: u8) -> u64 {
+    let x = w ^ (ONES * b as u64);
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// Finds the end of the string whose content starts at `start`, eight bytes at a time:
+/// the closing quote, whether there are escapes, whether it is ASCII. `None` when the input
+/// ends first.
+#[inline]
+pub(crate) fn scan_string(buf: &[u8], start: usize) -> Option<Span> {
+    let mut i = start;
+    let mut high = 0u64;
+    while let Some(word) = buf.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let special = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
+        if special != 0 {
+            let k = special.trailing_zeros() as usize / 8;
+            // The bytes before the quote or backslash.
+            high |= w & HIGH & ((1u64 << (8 * k)) - 1);
+            i += k;
+            break;
+        }
+        high |= w & HIGH;
+        i += 8;
+    }
+    loop {
+        match *buf.get(i)? {
+            b'"' => {
+                return Some(Span {
+                    start,
+                    end: i,
+                    escaped: false,
+                    ascii: high == 0,
+                });
+            }
+            b'\\' => return scan_escaped(buf, start, i, high == 0),
+            c => {
+                high |= (c & 0x80) as u64;
+                i += 1;
+            }
+        }
+    }
+}
+
+/// The rest of a string that has a backslash at `i`.
+#[cold]
+fn scan_escaped(buf: &[u8], start: usize, mut i: usize, mut ascii: bool) -> Option<Span> {
+    loop {
+        match *buf.get(i)? {
+            b'"' => {
+                return Some(Span {
+                    start,
+                    end: i,
+                    escaped: true,
+                    ascii,
+                });
+            }
+            b'\\' => i += 2,
+            c => {
+                ascii &= c < 0x80;
+                i += 1;
+            }
+        }
     }
 }
 
@@ -264,6 +368,45 @@ mod tests {
         assert_eq!(std::str::from_utf8(&out).unwrap(), "a\"b\\c\né😀");
         assert!(unescape(br"\ud83d", &mut Vec::new()).is_err());
         assert!(unescape(br"\x", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn scans_strings_word_by_word() {
+        // Every position of the quote and backslash relative to the 8-byte words.
+        for len in 0..40 {
+            let content: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let body = format!("\"{content}\"tail");
+            let s = scan_string(body.as_bytes(), 1).unwrap();
+            assert_eq!(
+                (s.end, s.escaped, s.ascii),
+                (len + 1, false, true),
+                "{body}"
+            );
+            assert_eq!(scan_string(&body.as_bytes()[..len + 1], 1), None);
+            for at in 0..len {
+                let mut esc = content.clone();
+                esc.insert_str(at, "\\\"");
+                let body = format!("\"{esc}\"x");
+                let s = scan_string(body.as_bytes(), 1).unwrap();
+                assert_eq!((s.end, s.escaped, s.ascii), (len + 3, true, true), "{body}");
+                let mut uni = content.clone();
+                uni.insert(at, 'é');
+                let body = format!("\"{uni}\"\u{e9}");
+                let s = scan_string(body.as_bytes(), 1).unwrap();
+                assert_eq!(
+                    (s.end, s.escaped, s.ascii),
+                    (len + 3, false, false),
+                    "{body}"
+                );
+            }
+        }
+        // Non-ASCII after the quote does not count.
+        let s = scan_string("\"abc\"ééééééééé".as_bytes(), 1).unwrap();
+        assert!(s.ascii);
+        // An escaped backslash before the quote, and a cut escape.
+        let s = scan_string(br#""a\\"b"#, 1).unwrap();
+        assert_eq!((s.end, s.escaped), (4, true));
+        assert_eq!(scan_string(br#""abc\"#, 1), None);
     }
 
     #[test]

@@ -417,3 +417,30 @@ fn a_row_without_cells_or_a_second_rows_field_is_an_error() {
     );
     assert!(e.to_string().contains("second `rows`"), "{e}");
 }
+
+#[test]
+fn a_row_longer_than_many_chunks() {
+    let long = "x".repeat(300_000);
+    let body = format!(
+        r#"{{"schema":{{"fields":[{{"name":"i","type":"INTEGER"}},{{"name":"s","type":"STRING"}}]}},"rows":[{{"f":[{{"v":"1"}},{{"v":"a"}}]}},{{"f":[{{"v":"2"}},{{"v":"{long}"}}]}},{{"f":[{{"v":"3"}},{{"v":"b"}}]}}]}}"#
+    );
+    for chunk in [1000, 4096, 65_536] {
+        let mut d = ResponseDecoder::new();
+        for c in body.as_bytes().chunks(chunk) {
+            d.decode(c).unwrap();
+        }
+        d.finish().unwrap();
+        let b = d.next_batch().unwrap();
+        let s = b.column(1).as_string::<i32>();
+        assert_eq!(
+            (s.value(0), s.value(1).len(), s.value(2)),
+            ("a", 300_000, "b")
+        );
+        // Only the cut row's bytes were held back, not whole chunks.
+        assert!(
+            d.pending.capacity() < 4 * 300_000,
+            "{}",
+            d.pending.capacity()
+        );
+    }
+}

@@ -100,7 +100,37 @@ fn one_or_two(s: &[u8]) -> Option<(u32, usize)> {
 }
 
 /// Parses a DATE, `YYYY-MM-DD`, into days since 1970-01-01.
+#[inline]
 pub fn parse_date(s: &[u8]) -> Option<i32> {
+    // The canonical form, as BigQuery sends it.
+    if let &[y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = s {
+        let dg = |c: u8| c.wrapping_sub(b'0');
+        let all = [y0, y1, y2, y3, m0, m1, d0, d1];
+        if all.iter().all(|&c| dg(c) <= 9) {
+            let y = dg(y0) as u32 * 1000 + dg(y1) as u32 * 100 + dg(y2) as u32 * 10 + dg(y3) as u32;
+            let m = dg(m0) as usize * 10 + dg(m1) as usize;
+            let d = dg(d0) as u32 * 10 + dg(d1) as u32;
+            let leap = y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
+            if y == 0 || !(1..=12).contains(&m) || d == 0 {
+                return None;
+            }
+            let month_days = match m {
+                2 => 28 + leap as u32,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            if d > month_days {
+                return None;
+            }
+            // Days since 0001-01-01, all unsigned with constant divisors.
+            const BEFORE_MONTH: [u32; 13] =
+                [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+            let p = y - 1;
+            let days = p * 365 + p / 4 - p / 100 + p / 400 + BEFORE_MONTH[m] + d - 1
+                + (leap && m > 2) as u32;
+            return Some(days as i32 + MIN_DATE);
+        }
+    }
     let (d, n) = parse_date_prefix(s)?;
     (n == s.len()).then_some(d)
 }
@@ -214,6 +244,7 @@ pub fn parse_timestamp(s: &[u8]) -> Option<i64> {
 }
 
 /// Parses an integer, optionally signed.
+#[inline]
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
     let (neg, body) = match s.first()? {
         b'-' => (true, &s[1..]),
@@ -222,6 +253,18 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     };
     if body.is_empty() || body.len() > 19 {
         return None;
+    }
+    if body.len() <= 18 {
+        // Cannot overflow: no checks per digit.
+        let mut v: i64 = 0;
+        for &c in body {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + d as i64;
+        }
+        return Some(if neg { -v } else { v });
     }
     let mut v: u64 = 0;
     for &c in body {
@@ -284,7 +327,69 @@ fn split_decimal(s: &[u8]) -> Option<DecimalParts<'_>> {
 
 /// Parses a decimal text (plain or with an exponent) into an integer scaled by `10^scale`,
 /// exactly. Digits beyond the scale must be zero; values that do not fit return `None`.
+#[inline]
 pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
+    if let Some(v) = plain_decimal_i128(s, scale) {
+        return Some(v);
+    }
+    parse_decimal_i128_general(s, scale)
+}
+
+/// `[-]d{0,18}[.d{0,scale}]`, the form BigQuery sends NUMERIC in, in two `u64`s; `None`
+/// for anything else (which the general parser then decides).
+#[inline(always)]
+fn plain_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
+    if scale > 18 {
+        return None;
+    }
+    let (neg, body) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        _ => (false, s),
+    };
+    let mut i = 0;
+    let mut int: u64 = 0;
+    while i < body.len().min(18) {
+        let d = body[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        int = int * 10 + d as u64;
+        i += 1;
+    }
+    let int_digits = i;
+    let mut frac: u64 = 0;
+    let mut frac_digits = 0;
+    if body.get(i) == Some(&b'.') {
+        i += 1;
+        while i < body.len() && frac_digits < scale as usize {
+            let d = body[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            frac = frac * 10 + d as u64;
+            frac_digits += 1;
+            i += 1;
+        }
+    }
+    if i != body.len() || int_digits + frac_digits == 0 {
+        return None;
+    }
+    let v = int as i128 * POW10[scale as usize] as i128
+        + (frac * POW10[scale as usize - frac_digits]) as i128;
+    Some(if neg { -v } else { v })
+}
+
+const POW10: [u64; 19] = {
+    let mut t = [1u64; 19];
+    let mut i = 1;
+    while i < 19 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+fn parse_decimal_i128_general(s: &[u8], scale: u32) -> Option<i128> {
     let p = split_decimal(s)?;
     // value = int.frac * 10^exp; scaled = digits * 10^(exp - frac.len() + scale)
     let shift = p.exp - p.frac.len() as i64 + scale as i64;
@@ -561,6 +666,41 @@ mod tests {
         assert_eq!(parse_date(b"2024-02-29"), Some(19_782));
         assert_eq!(parse_date(b"2023-02-29"), None);
         assert_eq!(parse_date(b"2024-1-5x"), None);
+        assert_eq!(parse_date(b"2024-1-05"), parse_date(b"2024-01-05"));
+        assert_eq!(parse_date(b"0000-01-01"), None);
+        assert_eq!(parse_date(b"2024-00-01"), None);
+        assert_eq!(parse_date(b"2024-12-32"), None);
+        assert_eq!(parse_date(b"2024-0a-01"), None);
+        assert_eq!(parse_date(b"2100-02-29"), None);
+        assert_eq!(parse_date(b"2000-02-29"), Some(11_016));
+        // The canonical fast path agrees with the civil-date algorithm: every day from 1900
+        // to 2100, and every 97th day over the whole range.
+        let common = -25_567..=47_482;
+        for z in (MIN_DATE..=MAX_DATE).filter(|z| z % 97 == 0 || common.contains(z)) {
+            let (y, m, d) = civil_from_days(z as i64);
+            let t = format!("{y:04}-{m:02}-{d:02}");
+            assert_eq!(parse_date(t.as_bytes()), Some(z), "{t}");
+        }
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(
+            parse_i64(b"-123456789012345678"),
+            Some(-123_456_789_012_345_678)
+        );
+        assert_eq!(
+            parse_i64(b"999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"12a"), None);
+        assert_eq!(parse_i64(b"-"), None);
+        assert_eq!(parse_i64(b""), None);
+        assert_eq!(parse_i64(b"+7"), Some(7));
     }
 
     #[test]
@@ -614,6 +754,36 @@ mod tests {
         assert_eq!(parse_decimal_i128(b"abc", 9), None);
         assert_eq!(parse_decimal_i128(b"", 9), None);
         assert_eq!(parse_decimal_i128(b"1..2", 9), None);
+        // The plain fast path and its edges, against the general parser.
+        for t in [
+            "0",
+            "-0",
+            "1.",
+            ".5",
+            "-.5",
+            "21168.23",
+            "0.04",
+            "999999999999999999.999999999",
+            "-999999999999999999.999999999",
+            "1234567890123456789",
+            "1.0000000001",
+            "1.1000000000",
+            "12345678901234567890.5",
+            ".",
+            "-",
+            "",
+            "1.2.3",
+            "1e3",
+            "+1",
+            "1 ",
+            "0.000000001",
+        ] {
+            assert_eq!(
+                parse_decimal_i128(t.as_bytes(), 9),
+                parse_decimal_i128_general(t.as_bytes(), 9),
+                "{t}"
+            );
+        }
         let big = parse_decimal_i256(
             b"578960446186580977117854925043439539266.34992332820282019728792003956564819967",
             38,
