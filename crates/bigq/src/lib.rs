@@ -25,13 +25,45 @@
 //! # Ok(()) }
 //! ```
 //!
-//! - Typed rows: any `T: serde::Deserialize`; NULL needs `Option`, REPEATED is `Vec`, RECORD is
-//!   a nested struct. BigQuery's own types are in [`value`].
-//! - Arrow: [`query::QueryBuilder::batches`] gives a `Stream` of `RecordBatch`es.
-//! - Short query mode is the default; [`query::QueryBuilder::job_creation_required`] turns
-//!   it off.
-//! - Errors: one [`Error`] with [`Error::is_not_found`], [`Error::is_retryable`],
-//!   [`Error::reason`], and decode errors that name the column and row.
+//! ## Guide
+//!
+//! **Connecting.** [`Client::from_env`] reads `GOOGLE_CLOUD_PROJECT` and uses Application
+//! Default Credentials (service account keys, `gcloud auth application-default login`, the
+//! metadata server, impersonation, workload identity federation), or talks to an emulator
+//! with no credentials when `BIGQUERY_EMULATOR_HOST` is set. [`Client::builder`] sets each
+//! part by hand. The client is cheap to clone.
+//!
+//! **Queries.** [`Client::query`] returns a [`query::QueryBuilder`]: bind named parameters
+//! with `.param("name", value)` or positional ones with `.bind(value)` (scalars, `Vec`s for
+//! ARRAY, [`query::Param::structure`] for STRUCT, BigQuery's [`value`] types), then
+//!
+//! - `.fetch_all::<T>()` collects typed rows,
+//! - `.rows::<T>()` streams them ([`query::RowStream`], a `futures::Stream`),
+//! - `.batches()` streams Arrow `RecordBatch`es ([`query::BatchStream`]),
+//! - `.execute()` returns only the [`query::QueryStats`] (DDL, DML),
+//! - `.run()` returns [`query::QueryResults`]: statistics first, rows after.
+//!
+//! Queries run in short query mode by default (BigQuery may answer without creating a job);
+//! `.job_creation_required()` always creates one. Results larger than one response are
+//! paged, the next page fetched while the current one is decoded.
+//!
+//! **Typed rows.** Any `T: serde::Deserialize`: structs by column name, tuples by position,
+//! `Option` for NULL, `Vec` for REPEATED, nested structs for RECORD, and the exact types in
+//! [`value`] (`Numeric`, `BigNumeric`, `Date`, `Time`, `DateTime`, `Timestamp`, `Interval`,
+//! `Range`, `Json`, `Geography`), with conversions to chrono, jiff and time behind the
+//! features of those names. A NULL into a non-`Option` field, a missing column or a value out
+//! of range is an error that names the column and the row.
+//!
+//! **Tables.** [`Client::create_dataset`], [`Client::create_table`], [`Client::get_table`],
+//! [`Client::list_tables`], [`Client::delete_table`], [`Client::delete_dataset`];
+//! [`Client::read_table_data`] pages through `tabledata.list` with the same decoder as
+//! queries, and [`Client::insert_rows`] streams serde rows in with `tabledata.insertAll`.
+//!
+//! **Errors.** One [`Error`]: [`Error::is_not_found`], [`Error::is_already_exists`],
+//! [`Error::is_invalid_query`], [`Error::is_retryable`], [`Error::reason`] (BigQuery's),
+//! [`Error::codec_error`] (column, row, value). Requests are retried by the client's
+//! [`RetryPolicy`]; a query that fails with a retryable job error is run again by
+//! [`query::QueryBuilder::job_retry`].
 #![warn(missing_docs)]
 
 pub mod admin;
