@@ -1,0 +1,550 @@
+//! GoogleSQL → DataFusion SQL, as rewrites of the parsed AST: table names qualified as
+//! `project.dataset.table`, views inlined, GoogleSQL type names, `/` as float division,
+//! `@name` and `?` parameters as DataFusion placeholders, and a few functions.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    self, BinaryOperator, CastKind, Expr, Ident, ObjectName, ObjectNamePart, Query, TableAlias,
+    TableAliasColumnDef, TableFactor, Value, VisitMut, VisitorMut,
+};
+use datafusion::sql::sqlparser::dialect::BigQueryDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::catalog::{Catalog, TableKind, TableRef};
+use crate::error::{BqError, BqResult};
+use crate::sql::params::{Params, to_sql_expr};
+use crate::sql::types::datafusion_sql_type;
+
+/// Where unqualified names resolve.
+#[derive(Clone, Debug, Default)]
+pub struct NameContext {
+    /// The project that runs the query.
+    pub project: String,
+    /// The default dataset (`defaultDataset` of the request), if any.
+    pub default_dataset: Option<(String, String)>,
+}
+
+/// Parses GoogleSQL (one statement or a script).
+pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
+    Parser::parse_sql(&BigQueryDialect {}, sql)
+        .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
+}
+
+fn clean_parser_error(e: &datafusion::sql::sqlparser::parser::ParserError) -> String {
+    let s = e.to_string();
+    s.strip_prefix("sql parser error: ")
+        .unwrap_or(&s)
+        .to_string()
+}
+
+/// The parts of a (possibly backquoted, dotted) name: `` `p.d.t` `` is three parts.
+pub fn name_parts(name: &ObjectName) -> BqResult<Vec<String>> {
+    let mut out = Vec::new();
+    for part in &name.0 {
+        match part {
+            ObjectNamePart::Identifier(id) => {
+                if id.quote_style == Some('`') {
+                    out.extend(id.value.split('.').map(str::to_string));
+                } else {
+                    out.push(id.value.clone());
+                }
+            }
+            other => return Err(BqError::unsupported(format!("name part {other}"))),
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves a table name to its address.
+pub fn resolve(name: &ObjectName, cx: &NameContext) -> BqResult<TableRef> {
+    let parts = name_parts(name)?;
+    resolve_parts(&parts, cx)
+}
+
+fn resolve_parts(parts: &[String], cx: &NameContext) -> BqResult<TableRef> {
+    match parts {
+        [p, d, t] => Ok(TableRef {
+            project: p.clone(),
+            dataset: d.clone(),
+            table: t.clone(),
+        }),
+        [d, t] => Ok(TableRef {
+            project: cx.project.clone(),
+            dataset: d.clone(),
+            table: t.clone(),
+        }),
+        [t] => match &cx.default_dataset {
+            Some((p, d)) => Ok(TableRef {
+                project: p.clone(),
+                dataset: d.clone(),
+                table: t.clone(),
+            }),
+            None => Err(BqError::invalid_query(format!(
+                "Table \"{t}\" must be qualified with a dataset (e.g. dataset.table)."
+            ))),
+        },
+        _ => Err(BqError::invalid_query(format!(
+            "Invalid table name: {}",
+            parts.join(".")
+        ))),
+    }
+}
+
+/// The three-part name DataFusion resolves against the catalog.
+pub fn qualified_name(t: &TableRef) -> ObjectName {
+    let id = |s: &str| ObjectNamePart::Identifier(Ident::with_quote('`', s));
+    ObjectName(vec![id(&t.project), id(&t.dataset), id(&t.table)])
+}
+
+/// Rewrites one query in place. Tables it reads must exist; parameters become typed
+/// literals.
+pub fn rewrite_query(
+    q: &mut Query,
+    catalog: &Catalog,
+    cx: &NameContext,
+    params: &Params,
+) -> BqResult<()> {
+    let mut r = Rewriter {
+        catalog,
+        cx,
+        params,
+        ctes: HashSet::new(),
+        positional: 0,
+    };
+    match q.visit(&mut r) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(e) => Err(e),
+    }
+}
+
+struct Rewriter<'a> {
+    catalog: &'a Catalog,
+    cx: &'a NameContext,
+    params: &'a Params,
+    ctes: HashSet<String>,
+    positional: usize,
+}
+
+impl Rewriter<'_> {
+    /// `dataset.INFORMATION_SCHEMA.TABLES` as a query over the catalog.
+    fn information_schema(&self, parts: &[String]) -> BqResult<Box<Query>> {
+        let view = parts[parts.len() - 1].to_ascii_uppercase();
+        if view != "TABLES" {
+            return Err(BqError::unsupported(format!("INFORMATION_SCHEMA.{view}")));
+        }
+        let (project, dataset) = match &parts[..parts.len() - 2] {
+            [p, d] => (p.clone(), d.clone()),
+            [d] => (self.cx.project.clone(), d.clone()),
+            _ => {
+                return Err(BqError::unsupported(
+                    "region-qualified INFORMATION_SCHEMA views",
+                ));
+            }
+        };
+        let quote = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
+        let rows: Vec<String> = {
+            let r = self.catalog.read();
+            let ds = r.dataset(&project, &dataset)?;
+            ds.tables
+                .iter()
+                .map(|(name, t)| {
+                    let kind = match t.kind {
+                        TableKind::Table => "BASE TABLE",
+                        TableKind::View { .. } => "VIEW",
+                    };
+                    format!(
+                        "SELECT {} AS table_catalog, {} AS table_schema, {} AS table_name, '{kind}' AS table_type",
+                        quote(&project),
+                        quote(&dataset),
+                        quote(name)
+                    )
+                })
+                .collect()
+        };
+        let sql = if rows.is_empty() {
+            "SELECT CAST(NULL AS STRING) AS table_catalog, CAST(NULL AS STRING) AS table_schema, \
+             CAST(NULL AS STRING) AS table_name, CAST(NULL AS STRING) AS table_type FROM (SELECT 1) AS __empty WHERE FALSE"
+                .to_string()
+        } else {
+            rows.join(" UNION ALL ")
+        };
+        match parse(&sql)?.pop() {
+            Some(ast::Statement::Query(q)) => Ok(q),
+            _ => Err(BqError::internal("INFORMATION_SCHEMA query")),
+        }
+    }
+
+    fn named_param(&self, name: &str) -> BqResult<Expr> {
+        let v = self
+            .params
+            .named(name)
+            .ok_or_else(|| BqError::invalid_query(format!("Query parameter '{name}' not found")))?;
+        to_sql_expr(v)
+    }
+}
+
+fn cast(expr: Expr, data_type: ast::DataType) -> Expr {
+    Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(expr),
+        data_type,
+        array: false,
+        format: None,
+    }
+}
+
+fn function_name(f: &ast::Function) -> Option<String> {
+    match f.name.0.as_slice() {
+        [ObjectNamePart::Identifier(id)] => Some(id.value.to_ascii_uppercase()),
+        _ => None,
+    }
+}
+
+fn function_args(f: &ast::Function) -> Option<Vec<Expr>> {
+    match &f.args {
+        ast::FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect(),
+        ast::FunctionArguments::None => Some(Vec::new()),
+        _ => None,
+    }
+}
+
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(ast::Function {
+        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+                .collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+impl Rewriter<'_> {
+    fn table_factor(&mut self, tf: &mut TableFactor) -> BqResult<()> {
+        match tf {
+            TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                if args.is_some() {
+                    return Err(BqError::unsupported("table-valued functions"));
+                }
+                let parts = name_parts(name)?;
+                if parts.len() == 1 && self.ctes.contains(&parts[0]) {
+                    return Ok(());
+                }
+                if parts.len() >= 2
+                    && parts[parts.len() - 2].eq_ignore_ascii_case("INFORMATION_SCHEMA")
+                {
+                    let q = self.information_schema(&parts)?;
+                    let alias = alias.clone().or_else(|| {
+                        Some(TableAlias {
+                            explicit: true,
+                            name: Ident::new(&parts[parts.len() - 1]),
+                            columns: Vec::new(),
+                            at: None,
+                        })
+                    });
+                    *tf = TableFactor::Derived {
+                        lateral: false,
+                        subquery: q,
+                        alias,
+                        sample: None,
+                    };
+                    return Ok(());
+                }
+                let t = resolve_parts(&parts, self.cx)?;
+                let table = {
+                    let r = self.catalog.read();
+                    if !r.has_project(&t.project) {
+                        return Err(BqError::access_denied(format!(
+                            "Access Denied: Table {t}: User does not have permission to query table {t}, or perhaps it does not exist."
+                        )));
+                    }
+                    r.table(&t)?
+                };
+                if let TableKind::View { query } = &table.kind {
+                    let mut stmts = parse(query)?;
+                    let Some(ast::Statement::Query(q)) = stmts.pop() else {
+                        return Err(BqError::internal("view without a query"));
+                    };
+                    let alias = alias.clone().or_else(|| {
+                        Some(TableAlias {
+                            explicit: true,
+                            name: Ident::new(&t.table),
+                            columns: Vec::new(),
+                            at: None,
+                        })
+                    });
+                    *tf = TableFactor::Derived {
+                        lateral: false,
+                        subquery: q,
+                        alias,
+                        sample: None,
+                    };
+                    return Ok(());
+                }
+                *name = qualified_name(&t);
+                if alias.is_none() {
+                    // BigQuery lets `t.col` refer to the last name part.
+                    *alias = Some(TableAlias {
+                        explicit: true,
+                        name: Ident::new(&t.table),
+                        columns: Vec::new(),
+                        at: None,
+                    });
+                }
+            }
+            TableFactor::UNNEST {
+                alias, with_offset, ..
+            } => {
+                if *with_offset {
+                    return Err(BqError::unsupported("UNNEST ... WITH OFFSET"));
+                }
+                match alias {
+                    Some(a) if a.columns.is_empty() => {
+                        a.columns = vec![TableAliasColumnDef {
+                            name: a.name.clone(),
+                            data_type: None,
+                        }];
+                        a.name = Ident::new(format!("__unnest_{}", a.name.value));
+                    }
+                    Some(_) => {}
+                    None => {
+                        *alias = Some(TableAlias {
+                            explicit: true,
+                            name: Ident::new("__unnest"),
+                            columns: vec![TableAliasColumnDef {
+                                name: Ident::new("f0_"),
+                                data_type: None,
+                            }],
+                            at: None,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &mut Expr) -> BqResult<()> {
+        match e {
+            Expr::Cast {
+                kind, data_type, ..
+            } => {
+                if *kind == CastKind::SafeCast {
+                    *kind = CastKind::TryCast;
+                }
+                if let Some(t) = datafusion_sql_type(data_type) {
+                    *data_type = t;
+                }
+            }
+            Expr::TypedString(ts) => {
+                if let Some(t) = datafusion_sql_type(&ts.data_type) {
+                    let value = Expr::Value(ts.value.clone());
+                    *e = cast(value, t);
+                }
+            }
+            Expr::BinaryOp {
+                op: BinaryOperator::Divide,
+                left,
+                ..
+            } => {
+                let l = std::mem::replace(left.as_mut(), Expr::value(Value::Null));
+                **left = cast(l, ast::DataType::Double(ast::ExactNumberInfo::None));
+            }
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) if p == "?" => {
+                    let i = self.positional;
+                    self.positional += 1;
+                    let v = self.params.positional(i).ok_or_else(|| {
+                        BqError::invalid_query(format!(
+                            "Positional query parameter {} has no value",
+                            i + 1
+                        ))
+                    })?;
+                    *e = to_sql_expr(v)?;
+                }
+                Value::Placeholder(p) if p.starts_with('@') => {
+                    *e = self.named_param(&p[1..])?;
+                }
+                Value::SingleQuotedByteStringLiteral(b)
+                | Value::DoubleQuotedByteStringLiteral(b) => {
+                    let hex: String = b.bytes().map(|x| format!("{x:02X}")).collect();
+                    *e = Expr::value(Value::HexStringLiteral(hex));
+                }
+                _ => {}
+            },
+            Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
+                *e = self.named_param(&id.value[1..])?;
+            }
+            Expr::CompoundIdentifier(ids)
+                if ids
+                    .first()
+                    .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
+            {
+                let mut out = self.named_param(&ids[0].value[1..])?;
+                for f in &ids[1..] {
+                    out = call(
+                        "get_field",
+                        vec![out, Expr::value(Value::SingleQuotedString(f.value.clone()))],
+                    );
+                }
+                *e = out;
+            }
+            Expr::Function(f) => {
+                let Some(name) = function_name(f) else {
+                    return Ok(());
+                };
+                match name.as_str() {
+                    "GENERATE_ARRAY" => {
+                        let args = function_args(f)
+                            .ok_or_else(|| BqError::unsupported("GENERATE_ARRAY arguments"))?;
+                        *e = call("generate_series", args);
+                    }
+                    "IF" => {
+                        let args = function_args(f)
+                            .filter(|a| a.len() == 3)
+                            .ok_or_else(|| BqError::invalid_query("IF takes 3 arguments"))?;
+                        let mut it = args.into_iter();
+                        let (c, a, b) = (it.next(), it.next(), it.next());
+                        if let (Some(c), Some(a), Some(b)) = (c, a, b) {
+                            *e = Expr::Case {
+                                case_token: ast::helpers::attached_token::AttachedToken::empty(),
+                                end_token: ast::helpers::attached_token::AttachedToken::empty(),
+                                operand: None,
+                                conditions: vec![ast::CaseWhen {
+                                    condition: c,
+                                    result: a,
+                                }],
+                                else_result: Some(Box::new(b)),
+                            };
+                        }
+                    }
+                    "MOD" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2) {
+                            let mut it = args.into_iter();
+                            if let (Some(a), Some(b)) = (it.next(), it.next()) {
+                                *e = Expr::Nested(Box::new(Expr::BinaryOp {
+                                    left: Box::new(a),
+                                    op: BinaryOperator::Modulo,
+                                    right: Box::new(b),
+                                }));
+                            }
+                        }
+                    }
+                    "COUNTIF" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
+                            let c = args.into_iter().next().unwrap_or(Expr::value(Value::Null));
+                            let mut g = f.clone();
+                            g.name =
+                                ObjectName(vec![ObjectNamePart::Identifier(Ident::new("count"))]);
+                            g.args = ast::FunctionArguments::List(ast::FunctionArgumentList {
+                                duplicate_treatment: None,
+                                args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                                    Expr::Case {
+                                        case_token:
+                                            ast::helpers::attached_token::AttachedToken::empty(),
+                                        end_token:
+                                            ast::helpers::attached_token::AttachedToken::empty(),
+                                        operand: None,
+                                        conditions: vec![ast::CaseWhen {
+                                            condition: c,
+                                            result: Expr::value(Value::Number("1".into(), false)),
+                                        }],
+                                        else_result: None,
+                                    },
+                                ))],
+                                clauses: Vec::new(),
+                            });
+                            *e = Expr::Function(g);
+                        }
+                    }
+                    "IFNULL" => {
+                        if let Some(args) = function_args(f) {
+                            *e = call("coalesce", args);
+                        }
+                    }
+                    "SAFE_DIVIDE" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2) {
+                            let mut it = args.into_iter();
+                            if let (Some(a), Some(b)) = (it.next(), it.next()) {
+                                let a = cast(a, ast::DataType::Double(ast::ExactNumberInfo::None));
+                                *e = Expr::Case {
+                                    case_token: ast::helpers::attached_token::AttachedToken::empty(
+                                    ),
+                                    end_token: ast::helpers::attached_token::AttachedToken::empty(),
+                                    operand: None,
+                                    conditions: vec![ast::CaseWhen {
+                                        condition: Expr::BinaryOp {
+                                            left: Box::new(b.clone()),
+                                            op: BinaryOperator::Eq,
+                                            right: Box::new(Expr::value(Value::Number(
+                                                "0".into(),
+                                                false,
+                                            ))),
+                                        },
+                                        result: Expr::value(Value::Null),
+                                    }],
+                                    else_result: Some(Box::new(Expr::BinaryOp {
+                                        left: Box::new(a),
+                                        op: BinaryOperator::Divide,
+                                        right: Box::new(b),
+                                    })),
+                                };
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl VisitorMut for Rewriter<'_> {
+    type Break = BqError;
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<BqError> {
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                self.ctes.insert(cte.alias.name.value.clone());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<BqError> {
+        match self.table_factor(tf) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<BqError> {
+        match self.expr(e) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+}
