@@ -516,19 +516,24 @@ pub async fn insert(
     if dry_run {
         return match s.engine.execute(&req).await {
             Ok(out) => {
+                let now = now_millis();
                 let mut v = json!({
                     "kind": "bigquery#job",
-                    "etag": etag(now_millis()),
+                    "etag": etag(now),
+                    "id": format!("{project}:{location}."),
+                    "selfLink": format!("{}/bigquery/v2/projects/{project}/jobs/?location={location}", s.base_url),
                     "configuration": cfg,
                     "jobReference": {"projectId": project, "location": location},
                     "statistics": {
-                        "creationTime": now_millis().to_string(),
+                        "creationTime": now.to_string(),
+                        "endTime": now.to_string(),
                         "totalBytesProcessed": "0",
                         "query": {
                             "totalBytesProcessed": "0",
                             "totalBytesBilled": "0",
                             "cacheHit": false,
                             "statementType": out.statement_type,
+                            "totalBytesProcessedAccuracy": "PRECISE",
                         },
                     },
                     "status": {"state": "DONE"},
@@ -594,7 +599,7 @@ pub async fn delete(
     Path((project, job_id)): Path<(String, String)>,
 ) -> Response {
     match s.jobs.delete(&project, &job_id) {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(()) => ok(&json!({})),
         Err(e) => e.into_response(),
     }
 }

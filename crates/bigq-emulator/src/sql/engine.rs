@@ -265,6 +265,16 @@ impl Engine {
 
     /// Runs a query or script; a script answers with its last statement's result.
     pub async fn execute(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
+        self.execute_script(req).await.map_err(|e| {
+            if e.reason == "invalidQuery" && e.location.is_none() {
+                e.with_location("q")
+            } else {
+                e
+            }
+        })
+    }
+
+    async fn execute_script(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
         let stmts = rewrite::parse(&req.sql)?;
         if stmts.is_empty() {
             return Err(BqError::invalid_query(
