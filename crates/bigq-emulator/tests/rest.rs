@@ -394,3 +394,32 @@ async fn datasets_and_tables_crud() {
     let (status, _) = c.get("/datasets/d").await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn query_job_writes_its_destination_table() {
+    let c = Ctx::new().await;
+    c.dataset("d").await;
+    c.query("CREATE TABLE d.t (id INT64, label STRING)").await;
+    c.query("INSERT INTO d.t VALUES (1, 'seed')").await;
+    let cfg = |disp: &str| {
+        json!({"configuration": {"query": {
+            "query": "SELECT 100 AS id, 'appended' AS label", "useLegacySql": false,
+            "destinationTable": {"projectId": "p", "datasetId": "d", "tableId": "t"},
+            "writeDisposition": disp}}})
+    };
+    let (status, job) = c.post("/jobs", cfg("WRITE_APPEND")).await;
+    assert_eq!(status, 200, "{job}");
+    assert_eq!(job["status"]["state"], "DONE", "{job}");
+    assert_eq!(
+        job["configuration"]["query"]["destinationTable"]["tableId"],
+        "t"
+    );
+    let (_, data) = c.get("/datasets/d/tables/t/data").await;
+    assert_eq!(data["totalRows"], "2");
+    let (_, job) = c.post("/jobs", cfg("WRITE_EMPTY")).await;
+    assert_eq!(job["status"]["errorResult"]["reason"], "duplicate", "{job}");
+    let (_, job) = c.post("/jobs", cfg("WRITE_TRUNCATE")).await;
+    let id = job["jobReference"]["jobId"].as_str().unwrap().to_string();
+    let (_, res) = c.get(&format!("/queries/{id}")).await;
+    assert_eq!(cells(&res), vec![vec![json!("100"), json!("appended")]]);
+}

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
 use super::{AppState, QueryParams, etag, int_param, ok, parse_body, raw_json};
-use crate::catalog::now_millis;
+use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
 use crate::jobs::{Job, JobState};
 use crate::sql::engine::{QueryOutput, QueryRequest};
@@ -178,16 +178,45 @@ fn new_job_id() -> String {
     format!("job_{}", uuid::Uuid::new_v4().simple())
 }
 
+/// Where a job writes its result: table, CREATE_NEVER, write disposition.
+type Destination = (TableRef, bool, String);
+
+/// The user's `destinationTable` of a query configuration, if any.
+fn destination(project: &str, cfg: &Value) -> Option<Destination> {
+    let d = cfg.get("destinationTable")?;
+    let t = TableRef {
+        project: d
+            .get("projectId")
+            .and_then(Value::as_str)
+            .unwrap_or(project)
+            .to_string(),
+        dataset: d.get("datasetId")?.as_str()?.to_string(),
+        table: d.get("tableId")?.as_str()?.to_string(),
+    };
+    let create_never = cfg.get("createDisposition").and_then(Value::as_str) == Some("CREATE_NEVER");
+    let write = cfg
+        .get("writeDisposition")
+        .and_then(Value::as_str)
+        .unwrap_or("WRITE_EMPTY")
+        .to_string();
+    Some((t, create_never, write))
+}
+
 /// Starts a job's execution in the background.
-fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest) {
+fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Destination>) {
     let s = s.clone();
     tokio::spawn(async move {
         job.start();
         if !s.query_delay.is_zero() {
             tokio::time::sleep(s.query_delay).await;
         }
-        let r = s.engine.execute(&req).await.map(Arc::new);
-        job.finish(r);
+        let mut r = s.engine.execute(&req).await;
+        if let (Ok(out), Some((t, never, write))) = (&r, &dest)
+            && out.returns_rows
+        {
+            r = s.engine.write_result(t, out, *never, write);
+        }
+        job.finish(r.map(Arc::new));
     });
 }
 
@@ -360,7 +389,7 @@ pub async fn query(
         Ok(j) => j,
         Err(e) => return e.into_response(),
     };
-    spawn(&s, job.clone(), req);
+    spawn(&s, job.clone(), req, None);
     if !job.wait(timeout).await {
         let v = json!({
             "kind": "bigquery#queryResponse",
@@ -497,6 +526,7 @@ pub async fn insert(
         .and_then(Value::as_str)
         .unwrap_or(LOCATION)
         .to_string();
+    let dest = destination(&project, qcfg);
     let cfg = configuration(&project, &job_id, qcfg, dry_run);
     let req = match query_request(&project, qcfg, dry_run) {
         Ok(r) => r,
@@ -555,7 +585,7 @@ pub async fn insert(
         Ok(j) => j,
         Err(e) => return e.into_response(),
     };
-    spawn(&s, job.clone(), req);
+    spawn(&s, job.clone(), req, dest);
     // Answer as BigQuery does for quick queries: usually already done.
     job.wait(Duration::from_millis(if s.query_delay.is_zero() {
         10_000

@@ -263,6 +263,85 @@ impl Engine {
         &self.catalog
     }
 
+    /// Stores a query result in a destination table, as `configuration.query.
+    /// destinationTable` asks: `write` is WRITE_EMPTY, WRITE_TRUNCATE or WRITE_APPEND.
+    ///
+    /// Answers with the destination table's rows, which is what BigQuery's
+    /// `getQueryResults` reads for such a job.
+    pub fn write_result(
+        &self,
+        t: &TableRef,
+        out: &QueryOutput,
+        create_never: bool,
+        write: &str,
+    ) -> BqResult<QueryOutput> {
+        self.store_result(t, out, create_never, write)?;
+        let table = self.catalog.read().table(t)?;
+        Ok(QueryOutput {
+            schema: result_style(&table.schema),
+            arrow_schema: table.arrow_schema.clone(),
+            batches: table.batches.clone(),
+            statement_type: out.statement_type,
+            dml: None,
+            ddl: None,
+            returns_rows: true,
+        })
+    }
+
+    fn store_result(
+        &self,
+        t: &TableRef,
+        out: &QueryOutput,
+        create_never: bool,
+        write: &str,
+    ) -> BqResult<()> {
+        let fields = table_schema_of(&out.arrow_schema)?;
+        let mut w = self.catalog.write();
+        w.dataset_mut(&t.project, &t.dataset)?;
+        let existing = w.table(t).ok();
+        match existing {
+            None if create_never => Err(BqError::not_found(format!("Not found: Table {t}"))),
+            None => {
+                let mut table = Table::new(fields)?;
+                table.batches = conform(&out.batches, &table.arrow_schema)?;
+                w.create_table(t, table, false)
+            }
+            Some(old) => match write {
+                "WRITE_TRUNCATE" => {
+                    let mut table = Table::new(fields)?;
+                    table.creation_time = old.creation_time;
+                    table.batches = conform(&out.batches, &table.arrow_schema)?;
+                    w.put_table(t, table)
+                }
+                "WRITE_APPEND" => {
+                    let same = fields.len() == old.schema.len()
+                        && fields.iter().zip(&old.schema).all(|(a, b)| {
+                            a.name.eq_ignore_ascii_case(&b.name) && a.field_type == b.field_type
+                        });
+                    if !same {
+                        return Err(BqError::invalid(format!(
+                            "Provided Schema does not match Table {t}."
+                        )));
+                    }
+                    let mut table = (*old).clone();
+                    table
+                        .batches
+                        .extend(conform(&out.batches, &old.arrow_schema)?);
+                    w.put_table(t, table)
+                }
+                _ => {
+                    if old.num_rows() > 0 {
+                        Err(BqError::duplicate(format!("Already Exists: Table {t}")))
+                    } else {
+                        let mut table = Table::new(fields)?;
+                        table.batches = conform(&out.batches, &table.arrow_schema)?;
+                        w.put_table(t, table)
+                    }
+                }
+            },
+        }
+    }
+
     /// Runs a query or script; a script answers with its last statement's result.
     pub async fn execute(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
         self.execute_script(req).await.map_err(|e| {
@@ -755,6 +834,9 @@ impl Engine {
             w.put_table(&t, current)?;
         }
         let mut out = QueryOutput::empty("INSERT");
+        if req.dry_run {
+            out.schema = result_style(&table.schema);
+        }
         out.dml = Some(DmlStats {
             inserted,
             ..Default::default()
