@@ -423,3 +423,56 @@ async fn query_job_writes_its_destination_table() {
     let (_, res) = c.get(&format!("/queries/{id}")).await;
     assert_eq!(cells(&res), vec![vec![json!("100"), json!("appended")]]);
 }
+
+#[tokio::test]
+async fn bad_input_gets_bigquery_errors_and_the_server_stays_up() {
+    let c = Ctx::new().await;
+    let resp = c
+        .http
+        .post(c.url("/queries"))
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["error"]["errors"][0]["reason"], "invalid");
+    let (status, v) = c.post("/queries", json!({"useLegacySql": false})).await;
+    assert_eq!(status, 400, "{v}");
+    let (status, v) = c.get("/no/such/thing").await;
+    assert_eq!(status, 404);
+    assert_eq!(v["error"]["errors"][0]["reason"], "notFound");
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT 1 AS x", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!((status, cells(&v)[0][0].clone()), (200, json!("1")));
+}
+
+#[tokio::test]
+async fn slow_jobs_report_job_complete_false_until_done() {
+    let emu = Emulator::builder()
+        .with_project("p")
+        .with_query_delay(std::time::Duration::from_millis(300))
+        .start()
+        .await
+        .unwrap();
+    let c = Ctx {
+        emu,
+        http: reqwest::Client::new(),
+    };
+    let (_, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT 5 AS x", "useLegacySql": false, "timeoutMs": 10}),
+        )
+        .await;
+    assert_eq!(v["jobComplete"], false, "{v}");
+    assert!(v.get("rows").is_none());
+    let id = v["jobReference"]["jobId"].as_str().unwrap().to_string();
+    let (_, v) = c.get(&format!("/queries/{id}?timeoutMs=10000")).await;
+    assert_eq!(v["jobComplete"], true, "{v}");
+    assert_eq!(cells(&v)[0][0], "5");
+}

@@ -178,6 +178,18 @@ fn new_job_id() -> String {
     format!("job_{}", uuid::Uuid::new_v4().simple())
 }
 
+/// Runs a query on its own task, so that a panic inside the engine becomes a 500
+/// `internalError` for this query and leaves the server healthy.
+async fn run_guarded(s: &Arc<AppState>, req: QueryRequest) -> Result<QueryOutput, BqError> {
+    let engine = s.engine.clone();
+    match tokio::spawn(async move { engine.execute(&req).await }).await {
+        Ok(r) => r,
+        Err(e) => Err(BqError::internal(format!(
+            "bigq-emulator failed while running the query: {e}"
+        ))),
+    }
+}
+
 /// Where a job writes its result: table, CREATE_NEVER, write disposition.
 type Destination = (TableRef, bool, String);
 
@@ -210,7 +222,7 @@ fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Desti
         if !s.query_delay.is_zero() {
             tokio::time::sleep(s.query_delay).await;
         }
-        let mut r = s.engine.execute(&req).await;
+        let mut r = run_guarded(&s, req).await;
         if let (Ok(out), Some((t, never, write))) = (&r, &dest)
             && out.returns_rows
         {
@@ -310,7 +322,7 @@ pub async fn query(
     let created = now_millis();
 
     if dry_run {
-        return match s.engine.execute(&req).await {
+        return match run_guarded(&s, req).await {
             Ok(out) => {
                 let mut extra = Map::new();
                 extra.insert("totalBytesBilled".into(), "0".into());
@@ -340,7 +352,7 @@ pub async fn query(
     if optional && s.query_delay.is_zero() {
         // Short query mode: run now; create a job only when the result needs one.
         let started = now_millis();
-        let out = match s.engine.execute(&req).await {
+        let out = match run_guarded(&s, req).await {
             Ok(o) => o,
             Err(e) => return e.into_response(),
         };
@@ -544,7 +556,7 @@ pub async fn insert(
         }
     };
     if dry_run {
-        return match s.engine.execute(&req).await {
+        return match run_guarded(&s, req).await {
             Ok(out) => {
                 let now = now_millis();
                 let mut v = json!({
