@@ -476,3 +476,46 @@ async fn slow_jobs_report_job_complete_false_until_done() {
     assert_eq!(v["jobComplete"], true, "{v}");
     assert_eq!(cells(&v)[0][0], "5");
 }
+
+#[tokio::test]
+async fn common_googlesql_functions_map_onto_datafusion() {
+    let c = Ctx::new().await;
+    let v = c
+        .query(
+            "SELECT [1,2,3][OFFSET(1)] AS a, [1,2,3][ORDINAL(1)] AS b, \
+             DATE_TRUNC(DATE '2024-05-17', MONTH) AS c, \
+             DATE_ADD(DATE '2024-01-31', INTERVAL 1 DAY) AS d, \
+             DATE_DIFF(DATE '2024-02-01', DATE '2024-01-01', DAY) AS e, \
+             TIMESTAMP_DIFF(TIMESTAMP '2024-01-02 00:00:00 UTC', TIMESTAMP '2024-01-01 00:00:00 UTC', HOUR) AS f, \
+             UNIX_SECONDS(TIMESTAMP '2024-01-01 00:00:00 UTC') AS g, \
+             FORMAT_DATE('%Y%m', DATE '2024-05-17') AS h, \
+             REGEXP_CONTAINS('abc', r'b') AS i, DIV(7, 2) AS j, 7 / 2 AS k, MOD(7, 3) AS l",
+        )
+        .await;
+    assert_eq!(
+        cells(&v)[0],
+        [
+            "2",
+            "1",
+            "2024-05-01",
+            "2024-02-01",
+            "31",
+            "24",
+            "1704067200",
+            "202405",
+            "true",
+            "3",
+            "3.5",
+            "1"
+        ]
+        .map(|s| json!(s))
+        .to_vec()
+    );
+    let v = c
+        .query("SELECT x, o FROM UNNEST(['a', 'b']) AS x WITH OFFSET AS o ORDER BY o")
+        .await;
+    assert_eq!(
+        cells(&v),
+        vec![vec![json!("a"), json!("0")], vec![json!("b"), json!("1")]]
+    );
+}

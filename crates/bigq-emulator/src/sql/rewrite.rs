@@ -127,6 +127,120 @@ struct Rewriter<'a> {
     positional: usize,
 }
 
+fn string(s: &str) -> Expr {
+    Expr::value(Value::SingleQuotedString(s.to_string()))
+}
+
+fn number(n: i64) -> Expr {
+    Expr::value(Value::Number(n.to_string(), false))
+}
+
+fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
+    Expr::Nested(Box::new(Expr::BinaryOp {
+        left: Box::new(left),
+        op,
+        right: Box::new(right),
+    }))
+}
+
+/// A date part given as a bare word (`MONTH`) or a string.
+fn part_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Identifier(id) => Some(id.value.to_ascii_lowercase()),
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
+                Some(s.to_ascii_lowercase())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// GoogleSQL `INTERVAL n PART` as an interval DataFusion reads.
+fn interval(e: &Expr) -> Option<Expr> {
+    let Expr::Interval(iv) = e else {
+        return None;
+    };
+    let field = iv.leading_field.as_ref()?.to_string().to_ascii_lowercase();
+    let unit = Expr::Interval(ast::Interval {
+        value: Box::new(string(&format!("1 {field}"))),
+        leading_field: None,
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    });
+    Some(match iv.value.as_ref() {
+        Expr::Value(v) if matches!(v.value, Value::Number(..)) => Expr::Interval(ast::Interval {
+            value: Box::new(string(&format!("{} {field}", v.value))),
+            leading_field: None,
+            leading_precision: None,
+            last_field: None,
+            fractional_seconds_precision: None,
+        }),
+        other => binary(other.clone(), BinaryOperator::Multiply, unit),
+    })
+}
+
+/// Seconds in a fixed-length part, for TIMESTAMP_DIFF and DATE_DIFF.
+fn part_seconds(part: &str) -> Option<i64> {
+    Some(match part {
+        "microsecond" => return None,
+        "millisecond" => return None,
+        "second" => 1,
+        "minute" => 60,
+        "hour" => 3600,
+        "day" => 86_400,
+        "week" => 7 * 86_400,
+        _ => return None,
+    })
+}
+
+/// `a - b` counted in `part`, truncated toward zero as BigQuery's *_DIFF do.
+fn diff(a: Expr, b: Expr, part: &str) -> Option<Expr> {
+    let epoch = |e: Expr| call("date_part", vec![string("epoch"), e]);
+    let months = |e: Expr| {
+        binary(
+            binary(
+                call("date_part", vec![string("year"), e.clone()]),
+                BinaryOperator::Multiply,
+                number(12),
+            ),
+            BinaryOperator::Plus,
+            call("date_part", vec![string("month"), e]),
+        )
+    };
+    let raw = match part {
+        "month" => binary(months(a), BinaryOperator::Minus, months(b)),
+        "year" => binary(
+            call("date_part", vec![string("year"), a]),
+            BinaryOperator::Minus,
+            call("date_part", vec![string("year"), b]),
+        ),
+        "millisecond" | "microsecond" => {
+            let scale = if part == "millisecond" {
+                1_000
+            } else {
+                1_000_000
+            };
+            binary(
+                binary(epoch(a), BinaryOperator::Minus, epoch(b)),
+                BinaryOperator::Multiply,
+                number(scale),
+            )
+        }
+        p => {
+            let secs = part_seconds(p)?;
+            binary(
+                binary(epoch(a), BinaryOperator::Minus, epoch(b)),
+                BinaryOperator::Divide,
+                number(secs),
+            )
+        }
+    };
+    Some(cast(call("trunc", vec![raw]), ast::DataType::BigInt(None)))
+}
+
 impl Rewriter<'_> {
     /// `dataset.INFORMATION_SCHEMA.TABLES` as a query over the catalog.
     fn information_schema(&self, parts: &[String]) -> BqResult<Box<Query>> {
@@ -313,10 +427,46 @@ impl Rewriter<'_> {
                 }
             }
             TableFactor::UNNEST {
-                alias, with_offset, ..
+                alias,
+                with_offset,
+                with_offset_alias,
+                array_exprs,
+                ..
             } => {
                 if *with_offset {
-                    return Err(BqError::unsupported("UNNEST ... WITH OFFSET"));
+                    // Zip the array with its 0-based positions.
+                    let [arr] = array_exprs.as_slice() else {
+                        return Err(BqError::unsupported("UNNEST of several arrays WITH OFFSET"));
+                    };
+                    let positions = call(
+                        "range",
+                        vec![number(0), call("cardinality", vec![arr.clone()])],
+                    );
+                    array_exprs.push(positions);
+                    let value = alias
+                        .as_ref()
+                        .map(|a| a.name.clone())
+                        .unwrap_or_else(|| Ident::new("f0_"));
+                    let offset = with_offset_alias
+                        .take()
+                        .unwrap_or_else(|| Ident::new("offset"));
+                    *with_offset = false;
+                    *alias = Some(TableAlias {
+                        explicit: true,
+                        name: Ident::new(format!("__unnest_{}", value.value)),
+                        columns: vec![
+                            TableAliasColumnDef {
+                                name: value,
+                                data_type: None,
+                            },
+                            TableAliasColumnDef {
+                                name: offset,
+                                data_type: None,
+                            },
+                        ],
+                        at: None,
+                    });
+                    return Ok(());
                 }
                 match alias {
                     Some(a) if a.columns.is_empty() => {
@@ -386,6 +536,14 @@ impl Rewriter<'_> {
                 Value::Placeholder(p) if p.starts_with('@') => {
                     *e = self.named_param(&p[1..])?;
                 }
+                Value::SingleQuotedRawStringLiteral(r)
+                | Value::DoubleQuotedRawStringLiteral(r)
+                | Value::TripleSingleQuotedString(r)
+                | Value::TripleDoubleQuotedString(r)
+                | Value::TripleSingleQuotedRawStringLiteral(r)
+                | Value::TripleDoubleQuotedRawStringLiteral(r) => {
+                    *e = string(r);
+                }
                 Value::SingleQuotedByteStringLiteral(b)
                 | Value::DoubleQuotedByteStringLiteral(b) => {
                     let hex: String = b.bytes().map(|x| format!("{x:02X}")).collect();
@@ -393,6 +551,22 @@ impl Rewriter<'_> {
                 }
                 _ => {}
             },
+            Expr::CompoundFieldAccess { access_chain, .. } => {
+                for a in access_chain.iter_mut() {
+                    if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a
+                        && let Expr::Function(f) = index
+                        && let Some(n) = function_name(f)
+                        && let Some(mut args) = function_args(f).filter(|a| a.len() == 1)
+                    {
+                        let i = args.pop().unwrap_or(Expr::value(Value::Null));
+                        *index = match n.as_str() {
+                            "OFFSET" | "SAFE_OFFSET" => binary(i, BinaryOperator::Plus, number(1)),
+                            "ORDINAL" | "SAFE_ORDINAL" => i,
+                            _ => continue,
+                        };
+                    }
+                }
+            }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
                 *e = self.named_param(&id.value[1..])?;
             }
@@ -476,6 +650,115 @@ impl Rewriter<'_> {
                                 clauses: Vec::new(),
                             });
                             *e = Expr::Function(g);
+                        }
+                    }
+                    "DATE_TRUNC" | "DATETIME_TRUNC" | "TIMESTAMP_TRUNC" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() >= 2)
+                            && let Some(part) = part_name(&args[1])
+                        {
+                            let t = call("date_trunc", vec![string(&part), args[0].clone()]);
+                            *e = if name == "DATE_TRUNC" {
+                                cast(t, ast::DataType::Date)
+                            } else {
+                                t
+                            };
+                        }
+                    }
+                    "DATE_ADD" | "DATETIME_ADD" | "TIMESTAMP_ADD" | "TIME_ADD" | "DATE_SUB"
+                    | "DATETIME_SUB" | "TIMESTAMP_SUB" | "TIME_SUB" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2)
+                            && let Some(iv) = interval(&args[1])
+                        {
+                            let op = if name.ends_with("_ADD") {
+                                BinaryOperator::Plus
+                            } else {
+                                BinaryOperator::Minus
+                            };
+                            *e = binary(args[0].clone(), op, iv);
+                        }
+                    }
+                    "DATE_DIFF" | "DATETIME_DIFF" | "TIMESTAMP_DIFF" | "TIME_DIFF" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 3)
+                            && let Some(part) = part_name(&args[2])
+                        {
+                            match diff(args[0].clone(), args[1].clone(), &part) {
+                                Some(d) => *e = d,
+                                None => {
+                                    return Err(BqError::unsupported(format!(
+                                        "{name} with part {part}"
+                                    )));
+                                }
+                            }
+                        }
+                    }
+                    "UNIX_SECONDS" | "UNIX_MILLIS" | "UNIX_MICROS" | "UNIX_DATE" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
+                            let scale = match name.as_str() {
+                                "UNIX_MILLIS" => 1_000,
+                                "UNIX_MICROS" => 1_000_000,
+                                _ => 1,
+                            };
+                            let mut v = call("date_part", vec![string("epoch"), args[0].clone()]);
+                            if scale != 1 {
+                                v = binary(v, BinaryOperator::Multiply, number(scale));
+                            }
+                            if name == "UNIX_DATE" {
+                                v = binary(v, BinaryOperator::Divide, number(86_400));
+                            }
+                            *e = cast(call("floor", vec![v]), ast::DataType::BigInt(None));
+                        }
+                    }
+                    "TIMESTAMP_SECONDS" | "TIMESTAMP_MILLIS" | "TIMESTAMP_MICROS" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
+                            let fname = match name.as_str() {
+                                "TIMESTAMP_SECONDS" => "to_timestamp_seconds",
+                                "TIMESTAMP_MILLIS" => "to_timestamp_millis",
+                                _ => "to_timestamp_micros",
+                            };
+                            *e = cast(
+                                call(fname, args),
+                                ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz),
+                            );
+                        }
+                    }
+                    "DATE" => match function_args(f) {
+                        Some(args) if args.len() == 1 => {
+                            *e = cast(
+                                args.into_iter().next().unwrap_or(Expr::value(Value::Null)),
+                                ast::DataType::Date,
+                            );
+                        }
+                        Some(args) if args.len() == 3 => *e = call("make_date", args),
+                        _ => {}
+                    },
+                    "FORMAT_DATE" | "FORMAT_DATETIME" | "FORMAT_TIMESTAMP" | "FORMAT_TIME" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2) {
+                            *e = call("to_char", vec![args[1].clone(), args[0].clone()]);
+                        }
+                    }
+                    "PARSE_DATE" | "PARSE_TIMESTAMP" | "PARSE_DATETIME" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2) {
+                            let fname = if name == "PARSE_DATE" {
+                                "to_date"
+                            } else {
+                                "to_timestamp"
+                            };
+                            let mut v = call(fname, vec![args[1].clone(), args[0].clone()]);
+                            if name == "PARSE_TIMESTAMP" {
+                                v = cast(v, ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz));
+                            }
+                            *e = v;
+                        }
+                    }
+                    "REGEXP_CONTAINS" => {
+                        if let Some(args) = function_args(f) {
+                            *e = call("regexp_like", args);
+                        }
+                    }
+                    "GENERATE_UUID" => *e = call("uuid", Vec::new()),
+                    "DIV" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 2) {
+                            *e = binary(args[0].clone(), BinaryOperator::Divide, args[1].clone());
                         }
                     }
                     "IFNULL" => {
