@@ -519,3 +519,27 @@ async fn common_googlesql_functions_map_onto_datafusion() {
         vec![vec![json!("a"), json!("0")], vec![json!("b"), json!("1")]]
     );
 }
+
+#[tokio::test]
+async fn in_unnest_and_arrays_of_structs() {
+    let c = Ctx::new().await;
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT x FROM UNNEST([1, 2, 3, 4]) AS x WHERE x IN UNNEST(@ids) AND x NOT IN UNNEST([4]) ORDER BY x",
+                   "useLegacySql": false,
+                   "queryParameters": [{"name": "ids", "parameterType": {"type": "ARRAY", "arrayType": {"type": "INT64"}},
+                                        "parameterValue": {"arrayValues": [{"value": "2"}, {"value": "4"}]}}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(cells(&v), vec![vec![json!("2")]]);
+    let v = c
+        .query("SELECT s.a, s.b FROM UNNEST([STRUCT(1 AS a, 'x' AS b), STRUCT(2, 'y')]) AS s ORDER BY s.a")
+        .await;
+    assert_eq!(cells(&v)[1], vec![json!("2"), json!("y")]);
+    let v = c
+        .query("SELECT STRUCT<a INT64, b STRING>(1, 'x') AS s")
+        .await;
+    assert_eq!(v["schema"]["fields"][0]["fields"][1]["name"], "b");
+}

@@ -551,6 +551,77 @@ impl Rewriter<'_> {
                 }
                 _ => {}
             },
+            Expr::Struct { values, fields } if !fields.is_empty() => {
+                // STRUCT<a INT64, b STRING>(1, 'x'): name and cast each value.
+                if fields.len() != values.len() {
+                    return Err(BqError::invalid_query(
+                        "STRUCT type and values have different lengths",
+                    ));
+                }
+                let named = values
+                    .drain(..)
+                    .zip(fields.iter())
+                    .enumerate()
+                    .map(|(i, (v, f))| {
+                        let t = datafusion_sql_type(&f.field_type)
+                            .unwrap_or_else(|| f.field_type.clone());
+                        Expr::Named {
+                            expr: Box::new(cast(v, t)),
+                            name: f
+                                .field_name
+                                .clone()
+                                .unwrap_or_else(|| Ident::new(format!("_field_{}", i + 1))),
+                        }
+                    })
+                    .collect();
+                *values = named;
+                fields.clear();
+            }
+            Expr::Array(arr) => {
+                // [STRUCT(1 AS a), STRUCT(2)]: later structs take the first one's names.
+                let names: Option<Vec<Ident>> = match arr.elem.first() {
+                    Some(Expr::Struct { values, .. }) => values
+                        .iter()
+                        .map(|v| match v {
+                            Expr::Named { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => None,
+                };
+                if let Some(names) = names {
+                    for el in arr.elem.iter_mut().skip(1) {
+                        if let Expr::Struct { values, .. } = el
+                            && values.len() == names.len()
+                        {
+                            for (v, n) in values.iter_mut().zip(&names) {
+                                if !matches!(v, Expr::Named { .. }) {
+                                    let inner = std::mem::replace(v, Expr::value(Value::Null));
+                                    *v = Expr::Named {
+                                        expr: Box::new(inner),
+                                        name: n.clone(),
+                                    };
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Expr::InUnnest {
+                expr,
+                array_expr,
+                negated,
+            } => {
+                let has = call("array_has", vec![(**array_expr).clone(), (**expr).clone()]);
+                *e = if *negated {
+                    Expr::UnaryOp {
+                        op: ast::UnaryOperator::Not,
+                        expr: Box::new(has),
+                    }
+                } else {
+                    has
+                };
+            }
             Expr::CompoundFieldAccess { access_chain, .. } => {
                 for a in access_chain.iter_mut() {
                     if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a
