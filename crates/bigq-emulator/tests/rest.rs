@@ -543,3 +543,19 @@ async fn in_unnest_and_arrays_of_structs() {
         .await;
     assert_eq!(v["schema"]["fields"][0]["fields"][1]["name"], "b");
 }
+
+#[tokio::test]
+async fn array_subqueries_and_null_arrays() {
+    let c = Ctx::new().await;
+    let v = c
+        .query(
+            "SELECT ARRAY(SELECT x * 2 FROM UNNEST([1, 2]) AS x ORDER BY x) AS a, \
+             CAST(NULL AS ARRAY<INT64>) AS n",
+        )
+        .await;
+    assert_eq!(v["schema"]["fields"][0]["mode"], "REPEATED");
+    assert_eq!(
+        cells(&v)[0],
+        vec![json!([{"v": "2"}, {"v": "4"}]), json!([])]
+    );
+}

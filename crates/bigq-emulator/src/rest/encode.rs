@@ -121,7 +121,9 @@ fn timestamp_micros(a: &dyn Array, unit: &TimeUnit, i: usize) -> i64 {
 /// Writes the JSON value of cell `i` (without the `{"v":..}` wrapper).
 fn write_value(out: &mut String, a: &dyn Array, i: usize, opts: EncodeOptions) {
     if a.is_null(i) || a.data_type() == &DataType::Null {
-        out.push_str("null");
+        // BigQuery never sends NULL for a REPEATED field: an absent array is empty.
+        let list = matches!(a.data_type(), DataType::List(_) | DataType::LargeList(_));
+        out.push_str(if list { "[]" } else { "null" });
         return;
     }
     macro_rules! int {

@@ -659,6 +659,19 @@ impl Rewriter<'_> {
                 let Some(name) = function_name(f) else {
                     return Ok(());
                 };
+                if let ast::FunctionArguments::Subquery(q) = &f.args
+                    && name == "ARRAY"
+                {
+                    // ARRAY(SELECT x ...): aggregate the one column, [] when empty.
+                    let sql = format!(
+                        "SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)"
+                    );
+                    match parse(&sql)?.pop() {
+                        Some(ast::Statement::Query(wrapper)) => *e = Expr::Subquery(wrapper),
+                        _ => return Err(BqError::internal("ARRAY subquery")),
+                    }
+                    return Ok(());
+                }
                 match name.as_str() {
                     "GENERATE_ARRAY" => {
                         let args = function_args(f)
