@@ -1,0 +1,72 @@
+//! `bigq-emulator`: a local BigQuery REST server.
+//!
+//! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--project test-project]`
+
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bigq_emulator::{Emulator, EmulatorBuilder};
+
+const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--project ID] [--query-delay-ms N]\n\
+Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default).";
+
+fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
+    let mut b = Emulator::builder().with_port(9050);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
+        b = match a.as_str() {
+            "--host" => {
+                let v = value()?;
+                b.with_host(
+                    v.parse::<IpAddr>()
+                        .map_err(|_| format!("bad address {v}"))?,
+                )
+            }
+            "--port" => {
+                let v = value()?;
+                b.with_port(v.parse().map_err(|_| format!("bad port {v}"))?)
+            }
+            "--project" => b.with_project(value()?.clone()),
+            "--query-delay-ms" => {
+                let v = value()?;
+                let ms: u64 = v.parse().map_err(|_| format!("bad delay {v}"))?;
+                b.with_query_delay(Duration::from_millis(ms))
+            }
+            other => return Err(format!("unknown argument {other}")),
+        };
+    }
+    Ok(b)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let builder = match parse_args(&args) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("bigq-emulator: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let emu = match builder.start().await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("bigq-emulator: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "bigq-emulator listening on {} (project {})",
+        emu.rest_endpoint(),
+        emu.project()
+    );
+    let _ = tokio::signal::ctrl_c().await;
+    emu.shutdown().await;
+    ExitCode::SUCCESS
+}

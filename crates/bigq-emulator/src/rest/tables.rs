@@ -1,0 +1,440 @@
+//! tables.insert / get / delete / list, tabledata.list and tabledata.insertAll.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use bigq_codec::schema::TableFieldSchema;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::scalar::ScalarValue;
+use serde_json::{Value, json};
+
+use super::encode::{self, EncodeOptions};
+use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_body, raw_json};
+use crate::catalog::{Table, TableKind, TableRef};
+use crate::error::BqError;
+use crate::sql::values::json_to_scalar;
+
+/// The most bytes of rows one page carries, as BigQuery's 10 MB cap.
+pub const PAGE_BYTES: usize = 10 * 1024 * 1024;
+
+fn resource(s: &AppState, t: &TableRef, table: &Table) -> Value {
+    let (kind, rows, bytes) = match &table.kind {
+        TableKind::Table => ("TABLE", table.num_rows(), table.num_bytes()),
+        TableKind::View { .. } => ("VIEW", 0, 0),
+    };
+    let mut v = json!({
+        "kind": "bigquery#table",
+        "etag": etag(table.last_modified_time),
+        "id": format!("{}:{}.{}", t.project, t.dataset, t.table),
+        "selfLink": format!(
+            "{}/bigquery/v2/projects/{}/datasets/{}/tables/{}",
+            s.base_url, t.project, t.dataset, t.table
+        ),
+        "tableReference": {"projectId": t.project, "datasetId": t.dataset, "tableId": t.table},
+        "schema": {"fields": table.schema},
+        "numBytes": bytes.to_string(),
+        "numLongTermBytes": "0",
+        "numRows": rows.to_string(),
+        "creationTime": table.creation_time.to_string(),
+        "lastModifiedTime": table.last_modified_time.to_string(),
+        "type": kind,
+        "location": "US",
+        "numTotalLogicalBytes": bytes.to_string(),
+        "numActiveLogicalBytes": bytes.to_string(),
+        "numLongTermLogicalBytes": "0",
+    });
+    if let TableKind::View { query } = &table.kind {
+        v["view"] = json!({"query": query, "useLegacySql": false});
+    }
+    if let Some(d) = &table.description {
+        v["description"] = d.clone().into();
+    }
+    v
+}
+
+fn tref(project: String, dataset: String, table: String) -> TableRef {
+    TableRef {
+        project,
+        dataset,
+        table,
+    }
+}
+
+pub async fn insert(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    let body = match parse_body(&body) {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let Some(id) = body
+        .pointer("/tableReference/tableId")
+        .and_then(Value::as_str)
+    else {
+        return BqError::invalid("Required parameter is missing: tableReference.tableId")
+            .into_response();
+    };
+    let t = tref(project, dataset, id.to_string());
+    let mut table = if let Some(view) = body.get("view") {
+        let query = view.get("query").and_then(Value::as_str).unwrap_or("");
+        let req = crate::sql::engine::QueryRequest {
+            sql: query.to_string(),
+            names: crate::sql::rewrite::NameContext {
+                project: t.project.clone(),
+                default_dataset: None,
+            },
+            dry_run: true,
+            ..Default::default()
+        };
+        let out = match s.engine.execute(&req).await {
+            Ok(o) => o,
+            Err(e) => return e.into_response(),
+        };
+        let mut fields = out.schema.clone();
+        for f in &mut fields {
+            f.mode = None;
+        }
+        let mut table = match Table::new(fields) {
+            Ok(t) => t,
+            Err(e) => return e.into_response(),
+        };
+        table.kind = TableKind::View {
+            query: query.to_string(),
+        };
+        table
+    } else {
+        let fields: Vec<TableFieldSchema> = match body.pointer("/schema/fields") {
+            None => Vec::new(),
+            Some(f) => match serde_json::from_value(f.clone()) {
+                Ok(f) => f,
+                Err(e) => {
+                    return BqError::invalid(format!("Invalid table schema: {e}")).into_response();
+                }
+            },
+        };
+        match Table::new(fields) {
+            Ok(t) => t,
+            Err(e) => return e.into_response(),
+        }
+    };
+    table.description = body
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let v = resource(&s, &t, &table);
+    match s.catalog.write().create_table(&t, table, false) {
+        Ok(()) => ok(&v),
+        Err(e) => e.into_response(),
+    }
+}
+
+pub async fn get(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset, table)): Path<(String, String, String)>,
+) -> Response {
+    let t = tref(project, dataset, table);
+    let r = s.catalog.read().table(&t);
+    match r {
+        Ok(table) => ok(&resource(&s, &t, &table)),
+        Err(e) => e.into_response(),
+    }
+}
+
+pub async fn delete(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset, table)): Path<(String, String, String)>,
+) -> Response {
+    let t = tref(project, dataset, table);
+    let r = s.catalog.write().delete_table(&t);
+    match r {
+        Ok(_) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+pub async fn list(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset)): Path<(String, String)>,
+    Query(q): Query<QueryParams>,
+) -> Response {
+    let r = s.catalog.read();
+    let ds = match r.dataset(&project, &dataset) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    let max = int_param(&q, "maxResults")
+        .ok()
+        .flatten()
+        .unwrap_or(u64::MAX) as usize;
+    let start: usize = q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0);
+    let page: Vec<Value> = ds
+        .tables
+        .iter()
+        .skip(start)
+        .take(max)
+        .map(|(id, t)| {
+            json!({
+                "kind": "bigquery#table",
+                "id": format!("{project}:{dataset}.{id}"),
+                "tableReference": {"projectId": project, "datasetId": dataset, "tableId": id},
+                "type": match t.kind { TableKind::Table => "TABLE", TableKind::View { .. } => "VIEW" },
+                "creationTime": t.creation_time.to_string(),
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "kind": "bigquery#tableList",
+        "etag": etag(ds.last_modified_time),
+        "totalItems": ds.tables.len(),
+    });
+    if start + page.len() < ds.tables.len() {
+        v["nextPageToken"] = (start + page.len()).to_string().into();
+    }
+    if !page.is_empty() {
+        v["tables"] = Value::Array(page);
+    }
+    ok(&v)
+}
+
+/// Encode options from `formatOptions.useInt64Timestamp`.
+pub fn encode_options(q: &QueryParams) -> EncodeOptions {
+    EncodeOptions {
+        int64_timestamp: flag(q, "formatOptions.useInt64Timestamp"),
+    }
+}
+
+/// Writes `"totalRows":..,"pageToken":..,"rows":[..]` fields for one page, and returns
+/// them as text to splice into a response object (leading comma included).
+pub fn page_fields(
+    batches: &[RecordBatch],
+    total: usize,
+    start: usize,
+    max_rows: Option<usize>,
+    opts: EncodeOptions,
+    token_key: &str,
+) -> String {
+    let mut rows = String::new();
+    let n = if start < total {
+        encode::write_rows(
+            &mut rows,
+            batches,
+            start,
+            max_rows.unwrap_or(usize::MAX),
+            PAGE_BYTES,
+            opts,
+        )
+    } else {
+        0
+    };
+    let mut out = format!(",\"totalRows\":\"{total}\"");
+    if start + n < total {
+        out.push_str(&format!(",\"{token_key}\":\"{}\"", start + n));
+    }
+    if n > 0 {
+        out.push_str(",\"rows\":[");
+        out.push_str(&rows);
+        out.push(']');
+    }
+    out
+}
+
+/// Splices encoded fields into a JSON object.
+pub fn splice(head: &Value, fields: &str) -> String {
+    let mut s = serde_json::to_string(head).unwrap_or_else(|_| "{}".to_string());
+    if s.ends_with('}') {
+        s.pop();
+        if s.len() == 1 {
+            s.push_str(fields.trim_start_matches(','));
+        } else {
+            s.push_str(fields);
+        }
+        s.push('}');
+    }
+    s
+}
+
+/// Parses the start row from `startIndex` and `pageToken`.
+pub fn start_row(q: &QueryParams) -> Result<usize, BqError> {
+    if let Some(t) = q.get("pageToken") {
+        return t
+            .parse()
+            .map_err(|_| BqError::invalid(format!("Invalid page token: {t}")));
+    }
+    Ok(int_param(q, "startIndex")?.unwrap_or(0) as usize)
+}
+
+pub async fn list_data(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset, table)): Path<(String, String, String)>,
+    Query(q): Query<QueryParams>,
+) -> Response {
+    let t = tref(project, dataset, table);
+    let r = s.catalog.read().table(&t);
+    let table = match r {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    if matches!(table.kind, TableKind::View { .. }) {
+        return BqError::invalid(format!("Cannot list a table of type VIEW: {t}")).into_response();
+    }
+    let start = match start_row(&q) {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
+    let max = match int_param(&q, "maxResults") {
+        Ok(m) => m.map(|m| m as usize),
+        Err(e) => return e.into_response(),
+    };
+    let mut batches = table.batches.clone();
+    if let Some(sel) = q.get("selectedFields").filter(|s| !s.is_empty()) {
+        let mut idx = Vec::new();
+        for name in sel.split(',') {
+            let name = name.trim();
+            let top = name.split('.').next().unwrap_or(name);
+            match table.schema.iter().position(|f| f.name == top) {
+                Some(i) if !idx.contains(&i) => idx.push(i),
+                Some(_) => {}
+                None => {
+                    return BqError::invalid(format!("Invalid field selection {name}"))
+                        .into_response();
+                }
+            }
+        }
+        idx.sort_unstable();
+        batches = match batches.iter().map(|b| b.project(&idx)).collect() {
+            Ok(b) => b,
+            Err(e) => return BqError::internal(e.to_string()).into_response(),
+        };
+    }
+    let total = table.num_rows();
+    let head = json!({"kind": "bigquery#tableDataList", "etag": etag(table.last_modified_time)});
+    let fields = page_fields(&batches, total, start, max, encode_options(&q), "pageToken");
+    raw_json(StatusCode::OK, splice(&head, &fields))
+}
+
+pub async fn insert_all(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset, table)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Response {
+    let body = match parse_body(&body) {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let t = tref(project, dataset, table);
+    let r = s.catalog.read().table(&t);
+    let table = match r {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let skip_invalid = body
+        .get("skipInvalidRows")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let ignore_unknown = body
+        .get("ignoreUnknownValues")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let rows = body
+        .get("rows")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let ncols = table.schema.len();
+    let mut columns: Vec<Vec<ScalarValue>> = vec![Vec::with_capacity(rows.len()); ncols];
+    let mut errors: Vec<(usize, Value)> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let Some(obj) = row.get("json").and_then(Value::as_object) else {
+            errors.push((i, json!({"reason": "invalid", "location": "", "debugInfo": "", "message": "Row has no json object."})));
+            continue;
+        };
+        if !ignore_unknown
+            && let Some(k) = obj
+                .keys()
+                .find(|k| !table.schema.iter().any(|f| &f.name == *k))
+        {
+            errors.push((i, json!({"reason": "invalid", "location": k, "debugInfo": "", "message": "no such field."})));
+            continue;
+        }
+        let mut vals = Vec::with_capacity(ncols);
+        let mut bad = None;
+        for f in &table.schema {
+            match json_to_scalar(f, obj.get(&f.name).unwrap_or(&Value::Null)) {
+                Ok(v) => vals.push(v),
+                Err(e) => {
+                    bad = Some(
+                        json!({"reason": "invalid", "location": e.location, "debugInfo": "", "message": e.message}),
+                    );
+                    break;
+                }
+            }
+        }
+        match bad {
+            Some(e) => errors.push((i, e)),
+            None => {
+                for (c, v) in columns.iter_mut().zip(vals) {
+                    c.push(v);
+                }
+            }
+        }
+    }
+    let mut resp = json!({"kind": "bigquery#tableDataInsertAllResponse"});
+    if !errors.is_empty() {
+        let mut list: Vec<Value> = errors
+            .iter()
+            .map(|(i, e)| json!({"index": i, "errors": [e]}))
+            .collect();
+        if !skip_invalid {
+            // BigQuery stops the whole request; the valid rows are reported as stopped.
+            for i in 0..rows.len() {
+                if !errors.iter().any(|(j, _)| *j == i) {
+                    list.push(json!({"index": i, "errors": [{"reason": "stopped", "location": "", "debugInfo": "", "message": ""}]}));
+                }
+            }
+            list.sort_by_key(|v| v["index"].as_u64());
+            resp["insertErrors"] = Value::Array(list);
+            return ok(&resp);
+        }
+        resp["insertErrors"] = Value::Array(list);
+    }
+    if columns.first().is_some_and(|c| !c.is_empty()) {
+        let arrays = columns
+            .into_iter()
+            .zip(table.arrow_schema.fields())
+            .map(|(vals, f)| {
+                ScalarValue::iter_to_array(vals).and_then(|a| {
+                    if a.data_type() == f.data_type() {
+                        Ok(a)
+                    } else {
+                        Ok(datafusion::arrow::compute::cast(&a, f.data_type())?)
+                    }
+                })
+            })
+            .collect::<Result<Vec<_>, _>>();
+        let batch = arrays
+            .map_err(|e| BqError::internal(e.to_string()))
+            .and_then(|a| {
+                RecordBatch::try_new(table.arrow_schema.clone(), a)
+                    .map_err(|e| BqError::internal(e.to_string()))
+            });
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => return e.into_response(),
+        };
+        let mut w = s.catalog.write();
+        let mut current = match w.table(&t) {
+            Ok(t) => (*t).clone(),
+            Err(e) => return e.into_response(),
+        };
+        current.batches.push(batch);
+        if let Err(e) = w.put_table(&t, current) {
+            return e.into_response();
+        }
+    }
+    ok(&resp)
+}

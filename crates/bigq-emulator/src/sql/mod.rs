@@ -1,0 +1,7 @@
+//! GoogleSQL on DataFusion: parsing and rewriting, types, parameters, execution.
+
+pub mod engine;
+pub mod params;
+pub mod rewrite;
+pub mod types;
+pub mod values;

@@ -1,0 +1,255 @@
+//! Query parameters (`queryParameters` of a request) as DataFusion placeholder values.
+
+use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::scalar::ScalarValue;
+use datafusion::sql::sqlparser::ast;
+use serde_json::{Map, Value};
+
+use crate::error::{BqError, BqResult};
+use crate::sql::values::json_to_scalar;
+
+/// Parameters of one query.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    named: Vec<(String, ScalarValue)>,
+    positional: Vec<ScalarValue>,
+}
+
+impl Params {
+    /// Parses `queryParameters`; `mode` is `parameterMode` (`NAMED` or `POSITIONAL`).
+    pub fn from_json(params: Option<&Value>) -> BqResult<Params> {
+        let mut out = Params::default();
+        let Some(list) = params.and_then(Value::as_array) else {
+            return Ok(out);
+        };
+        for p in list {
+            let ty = p
+                .get("parameterType")
+                .ok_or_else(|| BqError::invalid("Query parameter is missing its type"))?;
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            let field = type_to_field(name, ty)?;
+            let value = value_to_json(p.get("parameterValue").unwrap_or(&Value::Null), ty);
+            let scalar = json_to_scalar(&field, &value).map_err(|e| {
+                BqError::invalid_query(format!(
+                    "Invalid value for query parameter {}: {}",
+                    if name.is_empty() { "?" } else { name },
+                    e.message
+                ))
+            })?;
+            if name.is_empty() {
+                out.positional.push(scalar);
+            } else {
+                out.named.push((name.to_string(), scalar));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.named.is_empty() && self.positional.is_empty()
+    }
+}
+
+fn type_to_field(name: &str, ty: &Value) -> BqResult<TableFieldSchema> {
+    let t = ty.get("type").and_then(Value::as_str).unwrap_or("STRING");
+    match t {
+        "ARRAY" => {
+            let inner = ty
+                .get("arrayType")
+                .ok_or_else(|| BqError::invalid("ARRAY parameter type needs arrayType"))?;
+            let mut f = type_to_field(name, inner)?;
+            f.mode = Some(FieldMode::Repeated);
+            Ok(f)
+        }
+        "STRUCT" => {
+            let mut subs = Vec::new();
+            for (i, st) in ty
+                .get("structTypes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let n = st
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("_field_{}", i + 1));
+                let inner = st.get("type").unwrap_or(&Value::Null);
+                subs.push(type_to_field(&n, inner)?);
+            }
+            Ok(TableFieldSchema::record(name, subs))
+        }
+        other => match FieldType::parse(other) {
+            FieldType::Unknown(u) => Err(BqError::invalid_query(format!(
+                "Unsupported query parameter type {u}"
+            ))),
+            ft => Ok(TableFieldSchema::new(name, ft)),
+        },
+    }
+}
+
+/// `{"value": ..}` / `{"arrayValues": [..]}` / `{"structValues": {..}}` to plain JSON.
+fn value_to_json(v: &Value, ty: &Value) -> Value {
+    let t = ty.get("type").and_then(Value::as_str).unwrap_or("");
+    match t {
+        "ARRAY" => {
+            let inner = ty.get("arrayType").unwrap_or(&Value::Null);
+            match v.get("arrayValues").and_then(Value::as_array) {
+                Some(items) => {
+                    Value::Array(items.iter().map(|i| value_to_json(i, inner)).collect())
+                }
+                None => Value::Null,
+            }
+        }
+        "STRUCT" => match v.get("structValues").and_then(Value::as_object) {
+            Some(vals) => {
+                let mut out = Map::new();
+                for st in ty
+                    .get("structTypes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let n = st.get("name").and_then(Value::as_str).unwrap_or("");
+                    let inner = st.get("type").unwrap_or(&Value::Null);
+                    out.insert(
+                        n.to_string(),
+                        value_to_json(vals.get(n).unwrap_or(&Value::Null), inner),
+                    );
+                }
+                Value::Object(out)
+            }
+            None => Value::Null,
+        },
+        _ => v.get("value").cloned().unwrap_or(Value::Null),
+    }
+}
+
+impl Params {
+    /// A named parameter's value.
+    pub fn named(&self, name: &str) -> Option<&ScalarValue> {
+        self.named
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// The `i`-th (0-based) positional parameter's value.
+    pub fn positional(&self, i: usize) -> Option<&ScalarValue> {
+        self.positional.get(i)
+    }
+}
+
+fn sql_type(t: &DataType) -> Option<ast::DataType> {
+    use ast::DataType as D;
+    Some(match t {
+        DataType::Int64 => D::BigInt(None),
+        DataType::Float64 => D::Double(ast::ExactNumberInfo::None),
+        DataType::Utf8 => D::Varchar(None),
+        DataType::Boolean => D::Boolean,
+        DataType::Binary => D::Bytea,
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => D::Decimal(
+            ast::ExactNumberInfo::PrecisionAndScale(*p as u64, *s as i64),
+        ),
+        DataType::Date32 => D::Date,
+        DataType::Time64(_) => D::Time(None, ast::TimezoneInfo::None),
+        DataType::Timestamp(_, None) => D::Timestamp(None, ast::TimezoneInfo::None),
+        DataType::Timestamp(_, Some(_)) => D::Timestamp(None, ast::TimezoneInfo::Tz),
+        DataType::List(f) => D::Array(ast::ArrayElemTypeDef::SquareBracket(
+            Box::new(sql_type(f.data_type())?),
+            None,
+        )),
+        _ => return None,
+    })
+}
+
+fn lit(v: ast::Value) -> ast::Expr {
+    ast::Expr::value(v)
+}
+
+fn cast_expr(e: ast::Expr, t: &DataType) -> BqResult<ast::Expr> {
+    let data_type =
+        sql_type(t).ok_or_else(|| BqError::unsupported(format!("query parameter of type {t}")))?;
+    Ok(ast::Expr::Cast {
+        kind: ast::CastKind::Cast,
+        expr: Box::new(e),
+        data_type,
+        array: false,
+        format: None,
+    })
+}
+
+fn call(name: &str, args: Vec<ast::Expr>) -> ast::Expr {
+    ast::Expr::Function(ast::Function {
+        name: ast::ObjectName(vec![ast::ObjectNamePart::Identifier(ast::Ident::new(name))]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+                .collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// A parameter value as a typed SQL literal expression, so that DataFusion plans it
+/// with its type known (field access on a STRUCT parameter, UNNEST of an ARRAY).
+pub fn to_sql_expr(v: &ScalarValue) -> BqResult<ast::Expr> {
+    use datafusion::arrow::array::{Array, AsArray};
+    let t = v.data_type();
+    if let ScalarValue::Struct(s) = v {
+        let mut args = Vec::new();
+        for (i, f) in s.fields().iter().enumerate() {
+            let sv = ScalarValue::try_from_array(s.column(i), 0)
+                .map_err(|e| BqError::internal(e.to_string()))?;
+            args.push(lit(ast::Value::SingleQuotedString(f.name().clone())));
+            args.push(to_sql_expr(&sv)?);
+        }
+        return Ok(call("named_struct", args));
+    }
+    if v.is_null() {
+        return cast_expr(lit(ast::Value::Null), &t);
+    }
+    Ok(match v {
+        ScalarValue::Int64(Some(n)) => lit(ast::Value::Number(n.to_string(), false)),
+        ScalarValue::Boolean(Some(b)) => lit(ast::Value::Boolean(*b)),
+        ScalarValue::Utf8(Some(s)) => lit(ast::Value::SingleQuotedString(s.clone())),
+        ScalarValue::Binary(Some(b)) => {
+            let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
+            lit(ast::Value::HexStringLiteral(hex))
+        }
+        ScalarValue::List(l) => {
+            let values = l.value(0);
+            let mut elems = Vec::with_capacity(values.len());
+            for i in 0..values.len() {
+                let sv = ScalarValue::try_from_array(&values, i)
+                    .map_err(|e| BqError::internal(e.to_string()))?;
+                elems.push(to_sql_expr(&sv)?);
+            }
+            let arr = ast::Expr::Array(ast::Array {
+                elem: elems,
+                named: false,
+            });
+            cast_expr(arr, &t)?
+        }
+        other => {
+            let arr = other
+                .to_array()
+                .map_err(|e| BqError::internal(e.to_string()))?;
+            let text = datafusion::arrow::compute::cast(&arr, &DataType::Utf8)
+                .map_err(|e| BqError::internal(e.to_string()))?;
+            let s = text.as_string::<i32>().value(0).to_string();
+            cast_expr(lit(ast::Value::SingleQuotedString(s)), &t)?
+        }
+    })
+}
