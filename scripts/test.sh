@@ -10,6 +10,8 @@ trap 'bash scripts/bqemulator.sh stop' EXIT
 # shellcheck disable=SC1091
 source target/bqemulator/env
 export BQEMU_REST_ENDPOINT BQEMU_GRPC_ENDPOINT BQEMU_PROJECT
+# The official Python client, for the emulator's differential tests.
+export BIGQ_PYTHON="${BIGQ_PYTHON:-${BIGQ_VENV:-$repo/.venv}/bin/python}"
 
 if [[ ! -d "$repo/../shared/bigquery-recordings" && -z "${BIGQ_RECORDINGS:-}" ]]; then
   echo "note: ../shared/bigquery-recordings is absent: the recording tests will report that they skipped"
