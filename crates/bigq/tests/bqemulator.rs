@@ -56,6 +56,7 @@ fn people(n: i64) -> Vec<Person> {
 
 #[tokio::test]
 async fn create_insert_query_typed_and_arrow() {
+    let _serial = common::serial().await;
     let client = common::client().await;
     let ds = common::dataset_name("people");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
@@ -139,6 +140,7 @@ async fn create_insert_query_typed_and_arrow() {
 
 #[tokio::test]
 async fn pages_stream_in_order() {
+    let _serial = common::serial().await;
     let client = common::client().await;
     let results = client
         .query(
@@ -162,6 +164,7 @@ async fn pages_stream_in_order() {
 
 #[tokio::test]
 async fn scalar_types_and_struct_params() {
+    let _serial = common::serial().await;
     let client = common::client().await;
     #[derive(Deserialize, Debug)]
     struct Row {
@@ -220,6 +223,7 @@ async fn scalar_types_and_struct_params() {
 
 #[tokio::test]
 async fn errors_are_typed() {
+    let _serial = common::serial().await;
     let client = common::client().await;
     let e = client.query("SELEC 1").run().await.unwrap_err();
     assert!(e.is_invalid_query(), "{e:?}");
@@ -251,6 +255,7 @@ async fn errors_are_typed() {
 
 #[tokio::test]
 async fn dml_and_dry_run_statistics() {
+    let _serial = common::serial().await;
     let client = common::client().await;
     let ds = common::dataset_name("dml");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
