@@ -7,7 +7,7 @@ mod common;
 
 use bigq::Client;
 use bigq::admin::Dataset;
-use bigq::read::Compression;
+use bigq::read::{Compression, Filter};
 use bigq::value::{Date, Timestamp};
 use futures::{StreamExt, TryStreamExt};
 use serde::Deserialize;
@@ -157,6 +157,31 @@ async fn projection_filter_and_typed_rows() {
         })
         .collect();
     assert_eq!(rows, want);
+
+    // The same filter built from typed values, quoted by bigq.
+    let mut typed: Vec<Small> = client
+        .read(&table)
+        .selected_fields(["id", "st"])
+        .row_restriction(Filter::col("id").le(10).and(Filter::col("id").gt(5)))
+        .fetch_all()
+        .await
+        .unwrap();
+    typed.sort_by_key(|r| r.id);
+    assert_eq!(typed, want);
+    let named: Vec<(i64,)> = client
+        .read(&table)
+        .selected_fields(["id"])
+        .row_restriction(
+            Filter::col("name")
+                .is_in(["name 8", "name 9", "it's not there"])
+                .or(Filter::col("day").eq(Date::from_ymd(2000, 1, 4).unwrap())),
+        )
+        .fetch_all()
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = named.into_iter().map(|r| r.0).collect();
+    ids.sort();
+    assert_eq!(ids, vec![3, 8, 9, 9003, 18003]);
 
     // The batches carry only the projected columns.
     let batches = client

@@ -33,6 +33,7 @@
 //! # Ok(()) }
 //! ```
 
+mod filter;
 mod ipc;
 mod session;
 mod streams;
@@ -43,6 +44,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
+pub use filter::{Column, Filter, Literal};
 pub use streams::{ReadBatchStream, ReadRowStream, ReadStream};
 
 use crate::admin::{TableId, parse_table};
@@ -73,6 +75,7 @@ pub(crate) struct ReadOptions {
     pub(crate) row_restriction: Option<String>,
     pub(crate) snapshot_time: Option<Timestamp>,
     pub(crate) max_streams: u32,
+    pub(crate) preferred_min_streams: u32,
     pub(crate) compression: Compression,
 }
 
@@ -89,6 +92,7 @@ impl Client {
                 row_restriction: None,
                 snapshot_time: None,
                 max_streams: parallelism.min(1000) as u32,
+                preferred_min_streams: 0,
                 compression: Compression::default(),
             },
         }
@@ -117,8 +121,9 @@ impl ReadBuilder {
     }
 
     /// Only rows matching this SQL filter, as in a `WHERE` clause without subqueries or
-    /// aggregates (`"id > 5 AND name IS NOT NULL"`). The text is sent as it is: quote values
-    /// yourself.
+    /// aggregates (`"id > 5 AND name IS NOT NULL"`). A string is sent as it is; a
+    /// [`Filter`] quotes its values and column names itself
+    /// (`Filter::col("name").eq("O'Brien")`).
     pub fn row_restriction(mut self, filter: impl Into<String>) -> Self {
         self.options.row_restriction = Some(filter.into());
         self
@@ -134,6 +139,14 @@ impl ReadBuilder {
     /// to the machine's parallelism.
     pub fn max_streams(mut self, n: u32) -> Self {
         self.options.max_streams = n.clamp(1, 1000);
+        self
+    }
+
+    /// Asks BigQuery for at least this many streams where it can (a hint; 0, the default,
+    /// leaves it to BigQuery). Raises `max_streams` to match when it is lower.
+    pub fn preferred_min_streams(mut self, n: u32) -> Self {
+        self.options.preferred_min_streams = n.min(1000);
+        self.options.max_streams = self.options.max_streams.max(n.min(1000));
         self
     }
 

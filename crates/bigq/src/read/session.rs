@@ -74,7 +74,7 @@ pub(crate) fn request(
             ..Default::default()
         }),
         max_stream_count: o.max_streams as i32,
-        preferred_min_stream_count: 0,
+        preferred_min_stream_count: o.preferred_min_streams as i32,
     }
 }
 
@@ -156,11 +156,13 @@ mod tests {
             row_restriction: Some("a > 1".into()),
             snapshot_time: Some(Timestamp::new(1_500_000)),
             max_streams: 4,
+            preferred_min_streams: 2,
             compression: Compression::Zstd,
         };
         let r = request("billing", &id, &o);
         assert_eq!(r.parent, "projects/billing");
         assert_eq!(r.max_stream_count, 4);
+        assert_eq!(r.preferred_min_stream_count, 2);
         let s = r.read_session.unwrap();
         assert_eq!(s.table, "projects/data/datasets/d/tables/t");
         assert_eq!(s.data_format, DataFormat::Arrow as i32);
