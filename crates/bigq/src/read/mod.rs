@@ -53,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::value::Timestamp;
 use ipc::IpcDecoder;
 use session::Session;
-use streams::Tasks;
+use streams::{Merged, Tasks};
 use task::{BatchSink, Batches, GrpcRows, Rows, read_stream};
 
 /// How the server compresses the Arrow buffers it sends.
@@ -95,6 +95,7 @@ impl Client {
                 preferred_min_streams: 0,
                 compression: Compression::default(),
             },
+            ordered: false,
         }
     }
 }
@@ -110,6 +111,7 @@ pub struct ReadBuilder {
     client: Client,
     table: Result<TableId>,
     options: ReadOptions,
+    ordered: bool,
 }
 
 impl ReadBuilder {
@@ -156,22 +158,44 @@ impl ReadBuilder {
         self
     }
 
+    /// Hands out batches (or rows) stream after stream, in the session's stream order,
+    /// instead of as they arrive. Every stream is still read at once, each a couple of
+    /// batches ahead, so a slow first stream holds the others back.
+    pub fn ordered(mut self) -> Self {
+        self.ordered = true;
+        self
+    }
+
     async fn session(&self) -> Result<Session> {
         let id = self.table.as_ref().map_err(clone_error)?;
         self.client.create_read_session(id, &self.options).await
     }
 
-    /// Starts one task per stream sending `S`'s items into one channel.
+    /// Starts one task per stream sending `S`'s items into one shared channel, or into
+    /// one channel per stream for an ordered read.
     fn spawn<S: BatchSink>(
         &self,
         session: &Session,
         sink: impl Fn() -> S,
-        capacity: usize,
         streams: &[String],
-    ) -> Result<(mpsc::Receiver<Result<S::Item>>, Tasks)> {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
+    ) -> Result<(Merged<S::Item>, Tasks)> {
         let mut tasks = Tasks::default();
+        let mut rxs = Vec::new();
+        let mut shared = None;
         for stream in streams {
+            let tx = if self.ordered || streams.len() == 1 {
+                let (tx, rx) = mpsc::channel(2);
+                rxs.push(rx);
+                tx
+            } else {
+                shared
+                    .get_or_insert_with(|| {
+                        let (tx, rx) = mpsc::channel(2 * streams.len());
+                        rxs.push(rx);
+                        tx
+                    })
+                    .clone()
+            };
             let decoder = IpcDecoder::new(&session.schema_bytes)?;
             let handle = tokio::spawn(read_stream(
                 GrpcRows {
@@ -181,18 +205,18 @@ impl ReadBuilder {
                 decoder,
                 self.client.inner.retry.clone(),
                 sink(),
-                tx.clone(),
+                tx,
             ));
             tasks.0.push(handle.abort_handle());
         }
-        Ok((rx, tasks))
+        Ok((Merged::new(rxs), tasks))
     }
 
     /// Streams the table as Arrow record batches, from every read stream at once.
     pub async fn batches(self) -> Result<ReadBatchStream> {
         let session = self.session().await?;
         let n = session.streams.len();
-        let (rx, tasks) = self.spawn(&session, || Batches, 2 * n, &session.streams)?;
+        let (rx, tasks) = self.spawn(&session, || Batches, &session.streams)?;
         Ok(ReadBatchStream::new(session.schema, rx, n, tasks))
     }
 
@@ -200,8 +224,7 @@ impl ReadBuilder {
     pub async fn rows<T: DeserializeOwned + Send + 'static>(self) -> Result<ReadRowStream<T>> {
         let session = self.session().await?;
         let n = session.streams.len();
-        let (rx, tasks) =
-            self.spawn(&session, || Rows::<T>(PhantomData), 2 * n, &session.streams)?;
+        let (rx, tasks) = self.spawn(&session, || Rows::<T>(PhantomData), &session.streams)?;
         Ok(ReadRowStream::new(session.schema, rx, n, tasks))
     }
 
@@ -216,7 +239,7 @@ impl ReadBuilder {
         let session = self.session().await?;
         let mut out = Vec::with_capacity(session.streams.len());
         for name in &session.streams {
-            let (rx, tasks) = self.spawn(&session, || Batches, 2, std::slice::from_ref(name))?;
+            let (rx, tasks) = self.spawn(&session, || Batches, std::slice::from_ref(name))?;
             out.push(ReadStream::new(
                 name.clone(),
                 ReadBatchStream::new(session.schema.clone(), rx, 1, tasks),

@@ -1,5 +1,6 @@
 //! The streams callers read: every read stream merged, typed rows, or one stream each.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -23,8 +24,39 @@ impl Drop for Tasks {
     }
 }
 
-/// Arrow record batches from a Storage Read session, as they arrive from any of its streams
-/// (unordered merge).
+/// The channels of a read's tasks: one shared by every stream (unordered: items as they
+/// come), or one per stream, drained in stream order (ordered).
+#[derive(Debug)]
+pub(crate) struct Merged<I> {
+    rxs: VecDeque<mpsc::Receiver<Result<I>>>,
+}
+
+impl<I> Merged<I> {
+    pub(crate) fn new(rxs: impl IntoIterator<Item = mpsc::Receiver<Result<I>>>) -> Self {
+        Merged {
+            rxs: rxs.into_iter().collect(),
+        }
+    }
+
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<I>>> {
+        while let Some(rx) = self.rxs.front_mut() {
+            match rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    self.rxs.pop_front();
+                }
+                other => return other,
+            }
+        }
+        Poll::Ready(None)
+    }
+
+    async fn recv(&mut self) -> Option<Result<I>> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+}
+
+/// Arrow record batches from a Storage Read session: as they arrive from any of its
+/// streams, or stream after stream with [`ReadBuilder::ordered`](super::ReadBuilder::ordered).
 ///
 /// Each stream is read on its own task; the batches meet in a bounded channel, so memory
 /// stays at a few batches per stream however large the table. The first error ends the
@@ -32,7 +64,7 @@ impl Drop for Tasks {
 #[derive(Debug)]
 pub struct ReadBatchStream {
     schema: SchemaRef,
-    rx: mpsc::Receiver<Result<RecordBatch>>,
+    rx: Merged<RecordBatch>,
     streams: usize,
     done: bool,
     _tasks: Tasks,
@@ -41,7 +73,7 @@ pub struct ReadBatchStream {
 impl ReadBatchStream {
     pub(crate) fn new(
         schema: SchemaRef,
-        rx: mpsc::Receiver<Result<RecordBatch>>,
+        rx: Merged<RecordBatch>,
         streams: usize,
         tasks: Tasks,
     ) -> Self {
@@ -92,13 +124,14 @@ impl Stream for ReadBatchStream {
     }
 }
 
-/// Rows decoded into `T` from a Storage Read session, in no particular order.
+/// Rows decoded into `T` from a Storage Read session, in no particular order unless the
+/// read is [`ordered`](super::ReadBuilder::ordered).
 ///
 /// Each read stream decodes its own batches into rows on its own task, next to its network
 /// reads, so typed reads cost about what Arrow reads do. A decode error names the column
 /// and the row, counted within its read stream. The first error ends the stream.
 pub struct ReadRowStream<T> {
-    rx: mpsc::Receiver<Result<Vec<T>>>,
+    rx: Merged<Vec<T>>,
     rows: std::vec::IntoIter<T>,
     schema: SchemaRef,
     streams: usize,
@@ -118,12 +151,7 @@ impl<T> std::fmt::Debug for ReadRowStream<T> {
 }
 
 impl<T> ReadRowStream<T> {
-    pub(crate) fn new(
-        schema: SchemaRef,
-        rx: mpsc::Receiver<Result<Vec<T>>>,
-        streams: usize,
-        tasks: Tasks,
-    ) -> Self {
+    pub(crate) fn new(schema: SchemaRef, rx: Merged<Vec<T>>, streams: usize, tasks: Tasks) -> Self {
         ReadRowStream {
             rx,
             rows: Vec::new().into_iter(),
@@ -219,5 +247,33 @@ impl Stream for ReadStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         Pin::new(&mut self.get_mut().inner).poll_next(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ordered_merge_drains_stream_after_stream() {
+        let (tx0, rx0) = mpsc::channel(4);
+        let (tx1, rx1) = mpsc::channel(4);
+        // The second stream is ready first; its items still come after the first's.
+        tx1.send(Ok(10)).await.unwrap();
+        tx1.send(Ok(11)).await.unwrap();
+        drop(tx1);
+        let mut merged = Merged::new([rx0, rx1]);
+        let producer = tokio::spawn(async move {
+            for i in 0..3 {
+                tokio::task::yield_now().await;
+                tx0.send(Ok(i)).await.unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while let Some(item) = merged.recv().await {
+            got.push(item.unwrap());
+        }
+        producer.await.unwrap();
+        assert_eq!(got, vec![0, 1, 2, 10, 11]);
     }
 }
