@@ -32,6 +32,11 @@ struct Row {
 
 const ROWS: i64 = 20_000;
 
+/// bqemulator's DuckDB engine sometimes loses a result when two reads run at once
+/// (`'NoneType' object has no attribute 'schema'` in its log), so the tests in this file
+/// take turns.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A fresh dataset with a 20,000-row table of several types, made with CTAS over REST.
 async fn table(client: &Client, test: &str) -> (String, String) {
     let ds = common::dataset_name(test);
@@ -63,6 +68,7 @@ fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
 
 #[tokio::test]
 async fn same_rows_as_tabledata_list_with_one_and_several_streams() {
+    let _serial = SERIAL.lock().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "sread").await;
 
@@ -144,6 +150,7 @@ fn bigq_codec_rows(b: &bigq::arrow::RecordBatch) -> Vec<Row> {
 
 #[tokio::test]
 async fn projection_filter_and_typed_rows() {
+    let _serial = SERIAL.lock().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "sproj").await;
 
@@ -256,6 +263,7 @@ async fn projection_filter_and_typed_rows() {
 
 #[tokio::test]
 async fn errors_before_any_row() {
+    let _serial = SERIAL.lock().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "serr").await;
 
@@ -283,6 +291,7 @@ async fn errors_before_any_row() {
 
 #[tokio::test]
 async fn empty_table_reads_no_rows() {
+    let _serial = SERIAL.lock().await;
     let client = common::client().await;
     let ds = common::dataset_name("sempty");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
@@ -296,5 +305,54 @@ async fn empty_table_reads_no_rows() {
         .unwrap();
     let rows: Vec<(i64,)> = client.read(&table).fetch_all().await.unwrap();
     assert!(rows.is_empty());
+    client.delete_dataset(&ds, true).await.unwrap();
+}
+
+#[tokio::test]
+async fn session_streams_split_and_read_by_name() {
+    let _serial = SERIAL.lock().await;
+    let client = common::client().await;
+    let (ds, table) = table(&client, "ssplit").await;
+
+    let session = client.read(&table).max_streams(1).session().await.unwrap();
+    assert!(
+        session.name().starts_with("projects/"),
+        "{}",
+        session.name()
+    );
+    assert_eq!(session.stream_names().len(), 1);
+    assert!(session.schema().field_with_name("st").is_ok());
+    let original = session.stream_names()[0].clone();
+
+    let (primary, remainder) = session
+        .split_stream(&original, 0.25)
+        .await
+        .unwrap()
+        .expect("a 20,000-row stream can be split");
+    let read = |name: String| {
+        let s = session.read_stream(&name).unwrap();
+        assert_eq!(s.name(), name);
+        async move {
+            let batches: Vec<_> = s.try_collect().await.unwrap();
+            batches
+                .iter()
+                .flat_map(bigq_codec_rows)
+                .collect::<Vec<Row>>()
+        }
+    };
+    let head = read(primary).await;
+    let tail = read(remainder).await;
+    assert_eq!(head.len(), ROWS as usize / 4);
+    assert_eq!(head.len() + tail.len(), ROWS as usize);
+    let listed = sorted(client.read_table_data(&table).fetch_all().await.unwrap());
+    assert_eq!(sorted([head, tail].concat()), listed);
+
+    let err = session
+        .split_stream(&format!("{}/streams/nope", session.name()), 0.5)
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    assert!(session.split_stream(&original, 1.5).await.is_err());
+
     client.delete_dataset(&ds, true).await.unwrap();
 }

@@ -52,6 +52,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::value::Timestamp;
 use ipc::IpcDecoder;
+pub use session::ReadSession;
 use session::Session;
 use streams::{Merged, Tasks};
 use task::{BatchSink, Batches, GrpcRows, Rows, read_stream};
@@ -101,7 +102,8 @@ impl Client {
 }
 
 /// A Storage Read of one table; finish with [`batches`](Self::batches),
-/// [`rows`](Self::rows), [`fetch_all`](Self::fetch_all) or [`streams`](Self::streams).
+/// [`rows`](Self::rows), [`fetch_all`](Self::fetch_all), [`streams`](Self::streams) or
+/// [`session`](Self::session).
 ///
 /// Errors in the request (a table that does not exist, a projection naming a missing
 /// column, a filter that does not parse) come back from the finishing call, before any row.
@@ -166,55 +168,30 @@ impl ReadBuilder {
         self
     }
 
-    async fn session(&self) -> Result<Session> {
+    async fn create(&self) -> Result<Session> {
         let id = self.table.as_ref().map_err(clone_error)?;
         self.client.create_read_session(id, &self.options).await
     }
 
-    /// Starts one task per stream sending `S`'s items into one shared channel, or into
-    /// one channel per stream for an ordered read.
     fn spawn<S: BatchSink>(
         &self,
         session: &Session,
         sink: impl Fn() -> S,
         streams: &[String],
     ) -> Result<(Merged<S::Item>, Tasks)> {
-        let mut tasks = Tasks::default();
-        let mut rxs = Vec::new();
-        let mut shared = None;
-        for stream in streams {
-            let tx = if self.ordered || streams.len() == 1 {
-                let (tx, rx) = mpsc::channel(2);
-                rxs.push(rx);
-                tx
-            } else {
-                shared
-                    .get_or_insert_with(|| {
-                        let (tx, rx) = mpsc::channel(2 * streams.len());
-                        rxs.push(rx);
-                        tx
-                    })
-                    .clone()
-            };
-            let decoder = IpcDecoder::new(&session.schema_bytes)?;
-            let handle = tokio::spawn(read_stream(
-                GrpcRows {
-                    client: self.client.clone(),
-                },
-                stream.clone(),
-                decoder,
-                self.client.inner.retry.clone(),
-                sink(),
-                tx,
-            ));
-            tasks.0.push(handle.abort_handle());
-        }
-        Ok((Merged::new(rxs), tasks))
+        spawn(&self.client, session, sink, streams, self.ordered)
+    }
+
+    /// Creates the read session and returns it without reading, for callers who read its
+    /// streams (and split them) themselves.
+    pub async fn session(self) -> Result<ReadSession> {
+        let session = self.create().await?;
+        Ok(ReadSession::new(self.client, session))
     }
 
     /// Streams the table as Arrow record batches, from every read stream at once.
     pub async fn batches(self) -> Result<ReadBatchStream> {
-        let session = self.session().await?;
+        let session = self.create().await?;
         let n = session.streams.len();
         let (rx, tasks) = self.spawn(&session, || Batches, &session.streams)?;
         Ok(ReadBatchStream::new(session.schema, rx, n, tasks))
@@ -222,7 +199,7 @@ impl ReadBuilder {
 
     /// Streams the table's rows decoded into `T`, each stream decoding on its own task.
     pub async fn rows<T: DeserializeOwned + Send + 'static>(self) -> Result<ReadRowStream<T>> {
-        let session = self.session().await?;
+        let session = self.create().await?;
         let n = session.streams.len();
         let (rx, tasks) = self.spawn(&session, || Rows::<T>(PhantomData), &session.streams)?;
         Ok(ReadRowStream::new(session.schema, rx, n, tasks))
@@ -236,7 +213,7 @@ impl ReadBuilder {
     /// The session's streams, one [`ReadStream`] each, for callers who read them in
     /// parallel themselves. Every stream starts reading at once, a couple of batches ahead.
     pub async fn streams(self) -> Result<Vec<ReadStream>> {
-        let session = self.session().await?;
+        let session = self.create().await?;
         let mut out = Vec::with_capacity(session.streams.len());
         for name in &session.streams {
             let (rx, tasks) = self.spawn(&session, || Batches, std::slice::from_ref(name))?;
@@ -247,6 +224,48 @@ impl ReadBuilder {
         }
         Ok(out)
     }
+}
+
+/// Starts one task per stream sending `S`'s items into one shared channel, or into one
+/// channel per stream for an ordered read.
+pub(crate) fn spawn<S: BatchSink>(
+    client: &Client,
+    session: &Session,
+    sink: impl Fn() -> S,
+    streams: &[String],
+    ordered: bool,
+) -> Result<(Merged<S::Item>, Tasks)> {
+    let mut tasks = Tasks::default();
+    let mut rxs = Vec::new();
+    let mut shared = None;
+    for stream in streams {
+        let tx = if ordered || streams.len() == 1 {
+            let (tx, rx) = mpsc::channel(2);
+            rxs.push(rx);
+            tx
+        } else {
+            shared
+                .get_or_insert_with(|| {
+                    let (tx, rx) = mpsc::channel(2 * streams.len());
+                    rxs.push(rx);
+                    tx
+                })
+                .clone()
+        };
+        let decoder = IpcDecoder::new(&session.schema_bytes)?;
+        let handle = tokio::spawn(read_stream(
+            GrpcRows {
+                client: client.clone(),
+            },
+            stream.clone(),
+            decoder,
+            client.inner.retry.clone(),
+            sink(),
+            tx,
+        ));
+        tasks.0.push(handle.abort_handle());
+    }
+    Ok((Merged::new(rxs), tasks))
 }
 
 fn clone_error(e: &Error) -> Error {

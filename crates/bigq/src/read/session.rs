@@ -1,16 +1,19 @@
 //! CreateReadSession: the request bigq sends and the session it gets back.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_schema::SchemaRef;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
-    ArrowSerializationOptions, CreateReadSessionRequest, DataFormat, ReadSession,
-    arrow_serialization_options::CompressionCodec, big_query_read_client::BigQueryReadClient,
-    read_session,
+    ArrowSerializationOptions, CreateReadSessionRequest, DataFormat, ReadSession as ProtoSession,
+    SplitReadStreamRequest, arrow_serialization_options::CompressionCodec,
+    big_query_read_client::BigQueryReadClient, read_session,
 };
 
 use super::ipc::IpcDecoder;
-use super::{Compression, ReadOptions};
+use super::streams::ReadStream;
+use super::task::Batches;
+use super::{Compression, ReadBatchStream, ReadOptions, spawn};
 use crate::admin::TableId;
 use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, status_error};
@@ -19,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// A created read session: its streams and the Arrow schema they share.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
+    pub(crate) name: String,
     pub(crate) schema_bytes: Vec<u8>,
     pub(crate) schema: SchemaRef,
     pub(crate) streams: Vec<String>,
@@ -66,7 +70,7 @@ pub(crate) fn request(
     });
     CreateReadSessionRequest {
         parent: format!("projects/{billing_project}"),
-        read_session: Some(ReadSession {
+        read_session: Some(ProtoSession {
             table: table_path(id),
             data_format: DataFormat::Arrow as i32,
             read_options: Some(read_options),
@@ -132,10 +136,87 @@ impl Client {
         };
         let schema = IpcDecoder::new(&schema_bytes)?.schema();
         Ok(Session {
+            name: session.name,
             schema_bytes,
             schema,
             streams: session.streams.into_iter().map(|s| s.name).collect(),
         })
+    }
+}
+
+/// A read session, for callers who read its streams, and split them, themselves. Cheap to
+/// clone.
+#[derive(Debug, Clone)]
+pub struct ReadSession {
+    client: Client,
+    inner: Arc<Session>,
+}
+
+impl ReadSession {
+    pub(crate) fn new(client: Client, session: Session) -> Self {
+        ReadSession {
+            client,
+            inner: Arc::new(session),
+        }
+    }
+
+    /// The session's resource name (`projects/{p}/locations/{l}/sessions/{id}`).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The Arrow schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.inner.schema.clone()
+    }
+
+    /// The names of the streams BigQuery created with the session.
+    pub fn stream_names(&self) -> &[String] {
+        &self.inner.streams
+    }
+
+    /// Starts reading one stream (any stream of this session, including those made by
+    /// [`split_stream`](Self::split_stream)) on its own task. Call it inside a Tokio
+    /// runtime.
+    pub fn read_stream(&self, name: &str) -> Result<ReadStream> {
+        let names = [name.to_string()];
+        let (rx, tasks) = spawn(&self.client, &self.inner, || Batches, &names, false)?;
+        Ok(ReadStream::new(
+            name.to_string(),
+            ReadBatchStream::new(self.inner.schema.clone(), rx, 1, tasks),
+        ))
+    }
+
+    /// Splits a stream at `fraction` (between 0 and 1) of its rows with SplitReadStream:
+    /// `Some((primary, remainder))`, whose rows together are the original stream's, or
+    /// `None` when the stream can no longer be split.
+    pub async fn split_stream(
+        &self,
+        name: &str,
+        fraction: f64,
+    ) -> Result<Option<(String, String)>> {
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(Error::config(format!(
+                "a split fraction must be between 0 and 1, not {fraction}"
+            )));
+        }
+        let req = SplitReadStreamRequest {
+            name: name.to_string(),
+            fraction,
+        };
+        let channel = self.client.inner.grpc.channel().await?;
+        let req = self.client.grpc_request(req, "name", name).await?;
+        let resp = BigQueryReadClient::new(channel)
+            .split_read_stream(req)
+            .await
+            .map_err(|s| status_error(&s))?
+            .into_inner();
+        match (resp.primary_stream, resp.remainder_stream) {
+            (Some(p), Some(r)) if !p.name.is_empty() && !r.name.is_empty() => {
+                Ok(Some((p.name, r.name)))
+            }
+            _ => Ok(None),
+        }
     }
 }
 
