@@ -139,6 +139,20 @@ async fn same_rows_as_tabledata_list_with_one_and_several_streams() {
     assert!(parts.iter().all(|p| !p.is_empty()));
     assert_eq!(sorted(parts.concat()), listed);
 
+    // Per-stream typed rows.
+    let streams = client
+        .read(&table)
+        .max_streams(3)
+        .row_streams::<Row>()
+        .await
+        .unwrap();
+    assert!(streams.len() > 1);
+    let parts = futures::future::try_join_all(streams.into_iter().map(|s| s.try_collect()))
+        .await
+        .unwrap();
+    assert!(parts.iter().all(|p| !p.is_empty()));
+    assert_eq!(sorted(parts.concat()), listed);
+
     client.delete_dataset(&ds, true).await.unwrap();
 }
 

@@ -176,6 +176,30 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn requests_carry_the_routing_header() {
+        let client = Client::builder()
+            .with_project("p")
+            .with_credentials(crate::Credentials::anonymous())
+            .build()
+            .await
+            .unwrap();
+        let req = client
+            .grpc_request(
+                (),
+                "read_stream",
+                "projects/p/locations/US/sessions/s/streams/0",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            req.metadata().get("x-goog-request-params").unwrap(),
+            "read_stream=projects%2Fp%2Flocations%2FUS%2Fsessions%2Fs%2Fstreams%2F0"
+        );
+        // Anonymous credentials add no authorization header.
+        assert!(req.metadata().get("authorization").is_none());
+    }
+
     #[test]
     fn statuses_map_to_errors() {
         let e = status_error(&Status::not_found("Table p:d.t not found"));

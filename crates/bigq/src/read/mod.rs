@@ -210,6 +210,24 @@ impl ReadBuilder {
         self.rows().await?.try_collect().await
     }
 
+    /// The session's streams, each decoding its rows into `T` on its own task, one
+    /// [`ReadRowStream`] each, for callers who spread the streams over their own workers.
+    pub async fn row_streams<T: DeserializeOwned + Send + 'static>(
+        self,
+    ) -> Result<Vec<ReadRowStream<T>>> {
+        let session = self.create().await?;
+        let mut out = Vec::with_capacity(session.streams.len());
+        for name in &session.streams {
+            let (rx, tasks) = self.spawn(
+                &session,
+                || Rows::<T>(PhantomData),
+                std::slice::from_ref(name),
+            )?;
+            out.push(ReadRowStream::new(session.schema.clone(), rx, 1, tasks));
+        }
+        Ok(out)
+    }
+
     /// The session's streams, one [`ReadStream`] each, for callers who read them in
     /// parallel themselves. Every stream starts reading at once, a couple of batches ahead.
     pub async fn streams(self) -> Result<Vec<ReadStream>> {
