@@ -370,3 +370,52 @@ async fn session_streams_split_and_read_by_name() {
 
     client.delete_dataset(&ds, true).await.unwrap();
 }
+
+#[tokio::test]
+async fn responses_over_grpc_default_4_mib_limit() {
+    let _serial = SERIAL.lock().await;
+    let client = common::client().await;
+    let ds = common::dataset_name("sbig");
+    client.create_dataset(Dataset::new(&ds)).await.unwrap();
+    let table = format!("{ds}.wide");
+    // bqemulator sends up to 65,536 rows per response: about 13 MB here.
+    client
+        .query(format!(
+            "CREATE TABLE `{table}` AS SELECT n AS id, CONCAT(CAST(n AS STRING), REPEAT('x', 200)) AS s \
+             FROM UNNEST(GENERATE_ARRAY(1, 70000)) AS n"
+        ))
+        .execute()
+        .await
+        .unwrap();
+    let batches = client
+        .read(&table)
+        .max_streams(1)
+        .batches()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let biggest = batches
+        .iter()
+        .map(|b| b.get_array_memory_size())
+        .max()
+        .unwrap();
+    assert!(biggest > 8 << 20, "{biggest}");
+    let rows: Vec<(i64, String)> = batches
+        .iter()
+        .flat_map(|b| {
+            let mut out = Vec::new();
+            bigq_codec::de::extend_from_record_batch(b, &mut out, 0).unwrap();
+            out
+        })
+        .collect();
+    assert_eq!(rows.len(), 70_000);
+    let sum: i64 = rows.iter().map(|r| r.0).sum();
+    assert_eq!(sum, 70_000 * 70_001 / 2);
+    assert!(
+        rows.iter()
+            .all(|(id, s)| s.starts_with(&id.to_string()) && s.len() == id.to_string().len() + 200)
+    );
+    client.delete_dataset(&ds, true).await.unwrap();
+}
