@@ -107,11 +107,34 @@ impl Client {
     }
 }
 
+/// The wait the server asks for before trying again (a `google.rpc.RetryInfo` in the
+/// status details), if any.
+pub(crate) fn retry_delay(status: &Status) -> Option<Duration> {
+    use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
+    use gcloud_sdk::prost::Message;
+    if status.details().is_empty() {
+        return None;
+    }
+    let rpc = RpcStatus::decode(status.details()).ok()?;
+    let info = rpc
+        .details
+        .iter()
+        .find(|a| a.type_url.ends_with("/google.rpc.RetryInfo"))?;
+    let d = RetryInfo::decode(info.value.as_slice()).ok()?.retry_delay?;
+    Some(Duration::new(
+        d.seconds.max(0) as u64,
+        d.nanos.clamp(0, 999_999_999) as u32,
+    ))
+}
+
 /// Whether a failed ReadRows call may be reopened at the offset already read: the server is
-/// unavailable or overloaded, or the HTTP/2 stream was reset under the call.
+/// unavailable, the HTTP/2 stream was reset under the call, or the server is throttling and
+/// says when to come back (RESOURCE_EXHAUSTED with a RetryInfo; without one it is a quota
+/// that waiting will not fix).
 pub(crate) fn is_resumable(status: &Status) -> bool {
     match status.code() {
-        Code::Unavailable | Code::ResourceExhausted => true,
+        Code::Unavailable => true,
+        Code::ResourceExhausted => retry_delay(status).is_some(),
         Code::Internal => {
             let m = status.message();
             m.contains("RST_STREAM") || m.contains("stream reset") || m.contains("GOAWAY")
@@ -161,7 +184,7 @@ pub(crate) fn status_error(status: &Status) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -213,10 +236,40 @@ mod tests {
         assert!(status_error(&Status::deadline_exceeded("x")).is_timeout());
     }
 
+    /// RESOURCE_EXHAUSTED with a RetryInfo asking for `delay`, as BigQuery sends it.
+    pub(crate) fn throttled(delay: Duration) -> Status {
+        use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
+        use gcloud_sdk::prost::Message;
+        use gcloud_sdk::prost_types::{Any, Duration as PbDuration};
+        let info = RetryInfo {
+            retry_delay: Some(PbDuration {
+                seconds: delay.as_secs() as i64,
+                nanos: delay.subsec_nanos() as i32,
+            }),
+        };
+        let rpc = RpcStatus {
+            code: Code::ResourceExhausted as i32,
+            message: "throttled".into(),
+            details: vec![Any {
+                type_url: "type.googleapis.com/google.rpc.RetryInfo".into(),
+                value: info.encode_to_vec(),
+            }],
+        };
+        Status::with_details(
+            Code::ResourceExhausted,
+            "throttled",
+            rpc.encode_to_vec().into(),
+        )
+    }
+
     #[test]
     fn resumable_statuses() {
         assert!(is_resumable(&Status::unavailable("down")));
-        assert!(is_resumable(&Status::resource_exhausted("slow down")));
+        let t = throttled(Duration::from_millis(1500));
+        assert_eq!(retry_delay(&t), Some(Duration::from_millis(1500)));
+        assert!(is_resumable(&t));
+        assert!(!is_resumable(&Status::resource_exhausted("quota exceeded")));
+        assert_eq!(retry_delay(&Status::unavailable("x")), None);
         assert!(is_resumable(&Status::internal(
             "Received RST_STREAM with error code 2"
         )));

@@ -4,9 +4,9 @@
 //! filter and a snapshot time if asked), then reads every stream of the session on its own
 //! task: each task calls ReadRows, decodes the Arrow IPC batches (LZ4_FRAME-compressed by
 //! default) and, for typed reads, the rows, and hands them over through a bounded channel.
-//! A stream that breaks with a retryable status (UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL
-//! with a reset HTTP/2 stream) is reopened at the row it had reached, within the client's
-//! [`RetryPolicy`](crate::RetryPolicy).
+//! A stream that breaks with a retryable status (UNAVAILABLE, INTERNAL with a reset HTTP/2
+//! stream, RESOURCE_EXHAUSTED with a RetryInfo, whose delay is then waited) is reopened at
+//! the row it had reached, within the client's [`RetryPolicy`](crate::RetryPolicy).
 //!
 //! ```no_run
 //! # async fn run() -> bigq::Result<()> {

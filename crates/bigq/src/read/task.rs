@@ -15,7 +15,7 @@ use tonic::Status;
 
 use super::ipc::IpcDecoder;
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, is_resumable, status_error};
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, is_resumable, retry_delay, status_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::retry::RetryPolicy;
 
@@ -140,7 +140,7 @@ pub(crate) async fn read_stream<S: BatchSink>(
             },
         };
         failures += 1;
-        let backoff = policy.backoff(failures);
+        let backoff = retry_delay(&status).unwrap_or_else(|| policy.backoff(failures));
         if !is_resumable(&status)
             || failures >= policy.max_attempts
             || since.elapsed() + backoff > policy.total_timeout
@@ -201,6 +201,7 @@ mod tests {
     use gcloud_sdk::google::cloud::bigquery::storage::v1::ArrowRecordBatch;
 
     use super::*;
+    use crate::client::grpc::tests::throttled;
     use crate::read::ipc::tests::{batch, batch_message, schema_stream};
 
     /// A fake server: a table of `total` rows served in batches of `per`; each call is cut
@@ -305,7 +306,7 @@ mod tests {
                 5,
                 Status::internal("h2 protocol error: Received RST_STREAM with error code 2"),
             ),
-            (1, Status::resource_exhausted("throttled")),
+            (1, throttled(Duration::from_millis(5))),
         ];
         let (rows, opened) = run(plan, 3).await;
         let ids: Vec<i64> = rows.into_iter().map(|r| r.unwrap()).collect();
@@ -327,6 +328,13 @@ mod tests {
         assert_eq!(ok.len(), 128);
         let e = last.as_ref().unwrap_err();
         assert!(e.is_retryable() && e.attempts() == 3, "{e:?}");
+
+        // A quota error without RetryInfo is not resumed.
+        let plan = vec![(1, Status::resource_exhausted("quota exceeded"))];
+        let (rows, opened) = run(plan, 5).await;
+        assert_eq!(opened, vec![0]);
+        let e = rows.last().unwrap().as_ref().unwrap_err();
+        assert!(e.message() == "quota exceeded", "{e:?}");
 
         let plan = vec![(1, Status::invalid_argument("bad offset"))];
         let (rows, opened) = run(plan, 5).await;
