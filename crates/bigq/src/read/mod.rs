@@ -45,6 +45,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
 pub use filter::{Column, Filter, Literal};
+pub use session::ReadSession;
 pub use streams::{ReadBatchStream, ReadRowStream, ReadStream};
 
 use crate::admin::{TableId, parse_table};
@@ -52,7 +53,6 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::value::Timestamp;
 use ipc::IpcDecoder;
-pub use session::ReadSession;
 use session::Session;
 use streams::{Merged, Tasks};
 use task::{BatchSink, Batches, GrpcRows, Rows, read_stream};
