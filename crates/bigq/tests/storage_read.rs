@@ -258,6 +258,28 @@ async fn projection_filter_and_typed_rows() {
     assert!(err.is_decode(), "{err:?}");
     assert_eq!(err.codec_error().unwrap().column(), Some("name"), "{err:?}");
 
+    // A panic while decoding is an error, not a quietly shorter result.
+    #[derive(Debug)]
+    struct Panicky;
+    impl<'de> Deserialize<'de> for Panicky {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            #[derive(Deserialize)]
+            struct Id {
+                id: i64,
+            }
+            let id = Id::deserialize(d)?.id;
+            assert!(id != 7, "row 7 is cursed");
+            Ok(Panicky)
+        }
+    }
+    let err = client
+        .read(&table)
+        .row_restriction("id <= 14")
+        .fetch_all::<Panicky>()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("row 7 is cursed"), "{err}");
+
     // rows() streams one at a time too.
     let mut stream = client
         .read(&table)

@@ -40,6 +40,9 @@ mod streams;
 mod task;
 
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
 
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -50,7 +53,7 @@ pub use streams::{ReadBatchStream, ReadRowStream, ReadStream};
 
 use crate::admin::{TableId, parse_table};
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::Timestamp;
 use ipc::IpcDecoder;
 use session::Session;
@@ -271,7 +274,7 @@ pub(crate) fn spawn<S: BatchSink>(
                 .clone()
         };
         let decoder = IpcDecoder::new(&session.schema_bytes)?;
-        let handle = tokio::spawn(read_stream(
+        let read = read_stream(
             GrpcRows {
                 client: client.clone(),
             },
@@ -279,8 +282,24 @@ pub(crate) fn spawn<S: BatchSink>(
             decoder,
             client.inner.retry.clone(),
             sink(),
-            tx,
-        ));
+            tx.clone(),
+        );
+        let stream = stream.clone();
+        let handle = tokio::spawn(async move {
+            // A panic (in a Deserialize impl, say) must not look like the end of the rows.
+            if let Err(panic) = AssertUnwindSafe(read).catch_unwind().await {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                let e = Error::new(
+                    ErrorKind::Decode,
+                    format!("reading stream {stream} panicked: {what}"),
+                );
+                let _ = tx.send(Err(e)).await;
+            }
+        });
         tasks.0.push(handle.abort_handle());
     }
     Ok((Merged::new(rxs), tasks))
