@@ -59,6 +59,16 @@
 //! [`Client::read_table_data`] pages through `tabledata.list` with the same decoder as
 //! queries, and [`Client::insert_rows`] streams serde rows in with `tabledata.insertAll`.
 //!
+//! **Storage Read.** [`Client::read`] reads a table through the BigQuery Storage Read API
+//! over gRPC, every read stream on its own task: `.selected_fields([..])`,
+//! `.row_restriction("..")`, `.snapshot_time(..)`, `.max_streams(n)` (default: the
+//! machine's parallelism) and `.compression(..)` (LZ4_FRAME by default), then
+//! `.batches()` ([`read::ReadBatchStream`]), `.rows::<T>()` ([`read::ReadRowStream`], rows
+//! decoded on each stream's task), `.fetch_all::<T>()` or `.streams()` (one
+//! [`read::ReadStream`] each). The Storage endpoint is set with
+//! [`ClientBuilder::with_storage_endpoint`], or [`ClientBuilder::with_emulator_grpc`] and
+//! `BIGQUERY_STORAGE_EMULATOR_HOST` for an emulator.
+//!
 //! **Errors.** One [`Error`]: [`Error::is_not_found`], [`Error::is_already_exists`],
 //! [`Error::is_invalid_query`], [`Error::is_retryable`], [`Error::reason`] (BigQuery's),
 //! [`Error::codec_error`] (column, row, value). Requests are retried by the client's
@@ -71,6 +81,7 @@ mod auth;
 mod client;
 mod error;
 pub mod query;
+pub mod read;
 mod retry;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};

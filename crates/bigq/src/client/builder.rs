@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::grpc::GrpcChannel;
 use super::{Client, Inner};
 use crate::auth::Credentials;
 use crate::error::{Error, Result, SourceText};
@@ -8,6 +9,12 @@ use crate::retry::RetryPolicy;
 
 /// The default REST root.
 pub const DEFAULT_ENDPOINT: &str = "https://bigquery.googleapis.com";
+
+/// The default BigQuery Storage API (gRPC) endpoint.
+pub const DEFAULT_STORAGE_ENDPOINT: &str = "https://bigquerystorage.googleapis.com";
+
+/// The environment variable naming a Storage API (gRPC) emulator, `host:port` or a URL.
+pub const STORAGE_EMULATOR_HOST_ENV: &str = "BIGQUERY_STORAGE_EMULATOR_HOST";
 
 /// Builds a [`Client`].
 ///
@@ -29,6 +36,7 @@ pub struct ClientBuilder {
     project: Option<String>,
     location: Option<String>,
     endpoint: Option<String>,
+    storage_endpoint: Option<String>,
     credentials: Option<Credentials>,
     retry: Option<RetryPolicy>,
     connect_timeout: Option<Duration>,
@@ -58,13 +66,25 @@ impl ClientBuilder {
     /// Points the client at an emulator: sets the endpoint and anonymous credentials.
     /// `host` may be `127.0.0.1:9050` or a full URL.
     pub fn with_emulator(mut self, host: impl AsRef<str>) -> Self {
-        let host = host.as_ref();
-        let url = if host.contains("://") {
-            host.to_string()
-        } else {
-            format!("http://{host}")
-        };
-        self.endpoint = Some(url);
+        self.endpoint = Some(emulator_url(host.as_ref()));
+        self.credentials = Some(Credentials::anonymous());
+        self
+    }
+
+    /// Sets the BigQuery Storage API (gRPC) endpoint used by [`Client::read`], for example
+    /// `http://127.0.0.1:9060` for an emulator. Defaults to
+    /// `https://bigquerystorage.googleapis.com`.
+    pub fn with_storage_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.storage_endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Points the Storage API (gRPC) side at an emulator: sets the storage endpoint and
+    /// anonymous credentials. `host` may be `127.0.0.1:9060` or a full URL. Use it with
+    /// [`with_emulator`](Self::with_emulator) when the emulator serves REST and gRPC on
+    /// different ports.
+    pub fn with_emulator_grpc(mut self, host: impl AsRef<str>) -> Self {
+        self.storage_endpoint = Some(emulator_url(host.as_ref()));
         self.credentials = Some(Credentials::anonymous());
         self
     }
@@ -94,7 +114,8 @@ impl ClientBuilder {
     }
 
     /// Fills what is not set yet from the environment: `GOOGLE_CLOUD_PROJECT` or
-    /// `GCLOUD_PROJECT`, and `BIGQUERY_EMULATOR_HOST` (endpoint and anonymous credentials).
+    /// `GCLOUD_PROJECT`, `BIGQUERY_EMULATOR_HOST` (REST endpoint and anonymous credentials)
+    /// and `BIGQUERY_STORAGE_EMULATOR_HOST` (Storage API endpoint and anonymous credentials).
     pub fn from_env(mut self) -> Self {
         if self.project.is_none() {
             self.project = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
@@ -107,6 +128,16 @@ impl ClientBuilder {
         {
             let creds = self.credentials.take();
             self = self.with_emulator(host);
+            if creds.is_some() {
+                self.credentials = creds;
+            }
+        }
+        if self.storage_endpoint.is_none()
+            && let Ok(host) = std::env::var(STORAGE_EMULATOR_HOST_ENV)
+            && !host.is_empty()
+        {
+            let creds = self.credentials.take();
+            self = self.with_emulator_grpc(host);
             if creds.is_some() {
                 self.credentials = creds;
             }
@@ -137,33 +168,54 @@ impl ClientBuilder {
         } else {
             format!("{root}/bigquery/v2")
         };
+        let storage_endpoint = self
+            .storage_endpoint
+            .unwrap_or_else(|| DEFAULT_STORAGE_ENDPOINT.to_string())
+            .trim_end_matches('/')
+            .to_string();
+        if !(storage_endpoint.starts_with("http://") || storage_endpoint.starts_with("https://")) {
+            return Err(Error::config(format!(
+                "storage endpoint {storage_endpoint:?} must start with http:// or https://"
+            )));
+        }
+        let connect_timeout = self.connect_timeout.unwrap_or(Duration::from_secs(10));
         let credentials = match self.credentials {
             Some(c) => c,
             None => Credentials::application_default()?,
         };
-        let user_agent = match self.user_agent {
+        let user_agent: String = match self.user_agent {
             Some(extra) => format!("bigq/{} {extra}", env!("CARGO_PKG_VERSION")),
             None => format!("bigq/{}", env!("CARGO_PKG_VERSION")),
         };
         let http = reqwest::Client::builder()
-            .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+            .connect_timeout(connect_timeout)
             .pool_idle_timeout(Duration::from_secs(60))
             .tcp_nodelay(true)
-            .user_agent(user_agent)
+            .user_agent(user_agent.clone())
             .build()
             .map_err(|e| {
                 Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string()))
             })?;
+        let grpc = GrpcChannel::new(storage_endpoint, connect_timeout, user_agent);
         Ok(Client {
             inner: Arc::new(Inner {
                 project,
                 location: self.location,
                 rest_base,
                 http,
+                grpc,
                 credentials,
                 retry: self.retry.unwrap_or_default(),
             }),
         })
+    }
+}
+
+fn emulator_url(host: &str) -> String {
+    if host.contains("://") {
+        host.to_string()
+    } else {
+        format!("http://{host}")
     }
 }
 
@@ -181,6 +233,23 @@ mod tests {
             .unwrap();
         assert_eq!(c.rest_endpoint(), "http://127.0.0.1:9050/bigquery/v2");
         assert!(format!("{c:?}").contains("Anonymous"));
+        assert_eq!(c.storage_endpoint(), DEFAULT_STORAGE_ENDPOINT);
+        let c = Client::builder()
+            .with_project("p")
+            .with_emulator("127.0.0.1:9050")
+            .with_emulator_grpc("127.0.0.1:9060/")
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(c.storage_endpoint(), "http://127.0.0.1:9060");
+        let e = Client::builder()
+            .with_project("p")
+            .with_storage_endpoint("grpc://x")
+            .with_credentials(Credentials::anonymous())
+            .build()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("storage endpoint"), "{e}");
         let e = Client::builder()
             .with_emulator("127.0.0.1:1")
             .build()

@@ -1,6 +1,7 @@
 //! The [`Client`] and its builder.
 
 mod builder;
+pub(crate) mod grpc;
 pub(crate) mod rest;
 
 use std::sync::Arc;
@@ -31,6 +32,8 @@ pub(crate) struct Inner {
     /// `{root}/bigquery/v2`, no trailing slash.
     pub(crate) rest_base: String,
     pub(crate) http: reqwest::Client,
+    /// The Storage API's gRPC channel, connected on first use.
+    pub(crate) grpc: grpc::GrpcChannel,
     pub(crate) credentials: Credentials,
     pub(crate) retry: RetryPolicy,
 }
@@ -42,7 +45,8 @@ impl Client {
     }
 
     /// A client configured from the environment: `GOOGLE_CLOUD_PROJECT` (or
-    /// `GCLOUD_PROJECT`) for the project, `BIGQUERY_EMULATOR_HOST` for an emulator (with
+    /// `GCLOUD_PROJECT`) for the project, `BIGQUERY_EMULATOR_HOST` for a REST emulator and
+    /// `BIGQUERY_STORAGE_EMULATOR_HOST` for a Storage API (gRPC) emulator (both with
     /// anonymous credentials), and Application Default Credentials otherwise.
     pub async fn from_env() -> crate::Result<Client> {
         ClientBuilder::default().from_env().build().await
@@ -62,6 +66,11 @@ impl Client {
     pub fn rest_endpoint(&self) -> &str {
         &self.inner.rest_base
     }
+
+    /// The BigQuery Storage API (gRPC) endpoint.
+    pub fn storage_endpoint(&self) -> &str {
+        self.inner.grpc.endpoint()
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -70,6 +79,7 @@ impl std::fmt::Debug for Client {
             .field("project", &self.inner.project)
             .field("location", &self.inner.location)
             .field("rest_endpoint", &self.inner.rest_base)
+            .field("storage_endpoint", &self.inner.grpc.endpoint())
             .field("credentials", &self.inner.credentials)
             .finish()
     }

@@ -1,5 +1,6 @@
 //! Shared set-up for integration tests: a bqemulator on loopback, started by the repo's
-//! script on first use (CI starts it up front and exports `BQEMU_REST_ENDPOINT`).
+//! script on first use (CI starts it up front and exports `BQEMU_REST_ENDPOINT`,
+//! `BQEMU_GRPC_ENDPOINT` and `BQEMU_PROJECT`).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -15,14 +16,34 @@ pub fn repo_root() -> PathBuf {
         .unwrap()
 }
 
+/// A running bqemulator: its REST and Storage gRPC endpoints and its project.
+#[derive(Debug, Clone)]
+pub struct Emulator {
+    pub rest: String,
+    pub grpc: String,
+    pub project: String,
+}
+
 /// The REST endpoint and project of a running bqemulator.
 pub fn bqemulator() -> (String, String) {
-    static ENDPOINT: OnceLock<(String, String)> = OnceLock::new();
-    ENDPOINT
+    let e = emulator();
+    (e.rest, e.project)
+}
+
+/// The running bqemulator, started on first use.
+pub fn emulator() -> Emulator {
+    static EMULATOR: OnceLock<Emulator> = OnceLock::new();
+    EMULATOR
         .get_or_init(|| {
-            if let Ok(e) = std::env::var("BQEMU_REST_ENDPOINT") {
-                let p = std::env::var("BQEMU_PROJECT").unwrap_or_else(|_| "test-project".into());
-                return (e, p);
+            if let Ok(rest) = std::env::var("BQEMU_REST_ENDPOINT") {
+                let project =
+                    std::env::var("BQEMU_PROJECT").unwrap_or_else(|_| "test-project".into());
+                let grpc = std::env::var("BQEMU_GRPC_ENDPOINT").unwrap_or_default();
+                return Emulator {
+                    rest,
+                    grpc,
+                    project,
+                };
             }
             let root = repo_root();
             let status = Command::new("bash")
@@ -39,7 +60,11 @@ pub fn bqemulator() -> (String, String) {
                     .map(str::to_string)
                     .expect(k)
             };
-            (get("BQEMU_REST_ENDPOINT"), get("BQEMU_PROJECT"))
+            Emulator {
+                rest: get("BQEMU_REST_ENDPOINT"),
+                grpc: get("BQEMU_GRPC_ENDPOINT"),
+                project: get("BQEMU_PROJECT"),
+            }
         })
         .clone()
 }
@@ -54,13 +79,14 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 pub async fn client() -> Client {
-    let (endpoint, project) = bqemulator();
-    Client::builder()
-        .with_project(project)
-        .with_emulator(endpoint)
-        .build()
-        .await
-        .unwrap()
+    let e = emulator();
+    let mut b = Client::builder()
+        .with_project(e.project)
+        .with_emulator(e.rest);
+    if !e.grpc.is_empty() {
+        b = b.with_emulator_grpc(e.grpc);
+    }
+    b.build().await.unwrap()
 }
 
 /// A fresh dataset name for one test.

@@ -1,0 +1,280 @@
+//! Sending gRPC requests to the BigQuery Storage API: the channel, the per-call metadata
+//! (credentials and the `x-goog-request-params` routing header), and gRPC statuses as
+//! bigq [`Error`]s.
+
+use std::time::Duration;
+
+use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Status};
+
+use super::Client;
+use crate::error::{Error, ErrorKind, Result, SourceText};
+
+/// The largest gRPC message bigq accepts. BigQuery's ReadRows responses stay under 128 MiB;
+/// the limit leaves room above that.
+pub(crate) const MAX_DECODING_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
+
+/// The Storage API endpoint and its channel, connected on first use so that a client can be
+/// built before (or outside) the runtime that first reads with it.
+pub(crate) struct GrpcChannel {
+    endpoint: String,
+    connect_timeout: Duration,
+    user_agent: String,
+    channel: tokio::sync::OnceCell<Channel>,
+}
+
+impl GrpcChannel {
+    pub(crate) fn new(endpoint: String, connect_timeout: Duration, user_agent: String) -> Self {
+        GrpcChannel {
+            endpoint,
+            connect_timeout,
+            user_agent,
+            channel: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The channel (one HTTP/2 connection, reconnected by tonic when it breaks).
+    pub(crate) async fn channel(&self) -> Result<Channel> {
+        self.channel
+            .get_or_try_init(|| async { self.make_channel() })
+            .await
+            .cloned()
+    }
+
+    fn make_channel(&self) -> Result<Channel> {
+        let bad = |e: tonic::transport::Error| {
+            Error::config(format!("invalid storage endpoint {:?}", self.endpoint))
+                .with_source(SourceText(e.to_string()))
+        };
+        let mut ep = Endpoint::from_shared(self.endpoint.clone())
+            .map_err(bad)?
+            .user_agent(self.user_agent.clone())
+            .map_err(bad)?
+            .connect_timeout(self.connect_timeout)
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true)
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_while_idle(true);
+        if self.endpoint.starts_with("https://") {
+            ep = ep
+                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .map_err(bad)?;
+        }
+        Ok(ep.connect_lazy())
+    }
+}
+
+/// Encodes a routing header value as Google's clients do (RFC 3986 unreserved characters
+/// kept, everything else percent-encoded).
+pub(crate) fn routing_value(key: &str, value: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 1 + value.len() * 3 / 2);
+    out.push_str(key);
+    out.push('=');
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Client {
+    /// A gRPC request carrying the credentials' headers and the routing header
+    /// `x-goog-request-params: {key}={value}`.
+    pub(crate) async fn grpc_request<T>(
+        &self,
+        message: T,
+        routing_key: &str,
+        routing: &str,
+    ) -> Result<tonic::Request<T>> {
+        let headers = self.inner.credentials.headers().await?;
+        let mut metadata = MetadataMap::from_headers(headers);
+        let params = MetadataValue::try_from(routing_value(routing_key, routing))
+            .map_err(|_| Error::config("the routing header is not valid ASCII"))?;
+        metadata.insert("x-goog-request-params", params);
+        Ok(tonic::Request::from_parts(
+            metadata,
+            tonic::Extensions::default(),
+            message,
+        ))
+    }
+}
+
+/// The wait the server asks for before trying again (a `google.rpc.RetryInfo` in the
+/// status details), if any.
+pub(crate) fn retry_delay(status: &Status) -> Option<Duration> {
+    use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
+    use gcloud_sdk::prost::Message;
+    if status.details().is_empty() {
+        return None;
+    }
+    let rpc = RpcStatus::decode(status.details()).ok()?;
+    let info = rpc
+        .details
+        .iter()
+        .find(|a| a.type_url.ends_with("/google.rpc.RetryInfo"))?;
+    let d = RetryInfo::decode(info.value.as_slice()).ok()?.retry_delay?;
+    Some(Duration::new(
+        d.seconds.max(0) as u64,
+        d.nanos.clamp(0, 999_999_999) as u32,
+    ))
+}
+
+/// Whether a failed ReadRows call may be reopened at the offset already read: the server is
+/// unavailable, the HTTP/2 stream was reset under the call, or the server is throttling and
+/// says when to come back (RESOURCE_EXHAUSTED with a RetryInfo; without one it is a quota
+/// that waiting will not fix).
+pub(crate) fn is_resumable(status: &Status) -> bool {
+    match status.code() {
+        Code::Unavailable => true,
+        Code::ResourceExhausted => retry_delay(status).is_some(),
+        Code::Internal => {
+            let m = status.message();
+            m.contains("RST_STREAM") || m.contains("stream reset") || m.contains("GOAWAY")
+        }
+        Code::Unknown => {
+            // A connection broken mid-body surfaces as UNKNOWN with the h2 error as text.
+            let m = status.message();
+            m.contains("connection reset") || m.contains("error reading a body")
+        }
+        _ => false,
+    }
+}
+
+/// A gRPC status as a bigq error. The code becomes the HTTP status and BigQuery reason the
+/// REST API would give, so `is_not_found`, `is_retryable`, `is_auth` work the same way.
+pub(crate) fn status_error(status: &Status) -> Error {
+    let (http, reason) = match status.code() {
+        Code::NotFound => (404, "notFound"),
+        Code::InvalidArgument | Code::OutOfRange => (400, "invalid"),
+        Code::FailedPrecondition => (400, "failedPrecondition"),
+        Code::AlreadyExists => (409, "duplicate"),
+        Code::Aborted => (409, "aborted"),
+        Code::PermissionDenied => (403, "accessDenied"),
+        Code::Unauthenticated => (401, "unauthorized"),
+        Code::ResourceExhausted => (429, "rateLimitExceeded"),
+        Code::Unavailable => (503, "backendError"),
+        Code::Internal => (500, "internalError"),
+        Code::DeadlineExceeded => (504, "timeout"),
+        Code::Unimplemented => (501, "notImplemented"),
+        Code::Cancelled => (499, "stopped"),
+        Code::Unknown | Code::DataLoss | Code::Ok => (500, "unknown"),
+    };
+    let message = if status.message().is_empty() {
+        format!("gRPC status {:?}", status.code())
+    } else {
+        status.message().to_string()
+    };
+    let err = if status.code() == Code::DeadlineExceeded {
+        Error::new(ErrorKind::Timeout, message)
+    } else {
+        Error::api(http, Some(reason.to_string()), message)
+    };
+    match std::error::Error::source(status) {
+        Some(source) => err.with_source(SourceText(source.to_string())),
+        None => err,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_header_is_percent_encoded() {
+        assert_eq!(
+            routing_value("read_session.table", "projects/p/datasets/d/tables/t"),
+            "read_session.table=projects%2Fp%2Fdatasets%2Fd%2Ftables%2Ft"
+        );
+        assert_eq!(
+            routing_value("read_stream", "a-b_c.d~e"),
+            "read_stream=a-b_c.d~e"
+        );
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_routing_header() {
+        let client = Client::builder()
+            .with_project("p")
+            .with_credentials(crate::Credentials::anonymous())
+            .build()
+            .await
+            .unwrap();
+        let req = client
+            .grpc_request(
+                (),
+                "read_stream",
+                "projects/p/locations/US/sessions/s/streams/0",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            req.metadata().get("x-goog-request-params").unwrap(),
+            "read_stream=projects%2Fp%2Flocations%2FUS%2Fsessions%2Fs%2Fstreams%2F0"
+        );
+        // Anonymous credentials add no authorization header.
+        assert!(req.metadata().get("authorization").is_none());
+    }
+
+    #[test]
+    fn statuses_map_to_errors() {
+        let e = status_error(&Status::not_found("Table p:d.t not found"));
+        assert!(e.is_not_found() && !e.is_retryable(), "{e:?}");
+        assert_eq!(e.message(), "Table p:d.t not found");
+        let e = status_error(&Status::invalid_argument("no column nope"));
+        assert!(!e.is_retryable() && !e.is_not_found());
+        assert!(e.to_string().contains("no column nope"), "{e}");
+        assert!(status_error(&Status::unavailable("x")).is_retryable());
+        assert!(status_error(&Status::permission_denied("x")).is_auth());
+        assert!(status_error(&Status::deadline_exceeded("x")).is_timeout());
+    }
+
+    /// RESOURCE_EXHAUSTED with a RetryInfo asking for `delay`, as BigQuery sends it.
+    pub(crate) fn throttled(delay: Duration) -> Status {
+        use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
+        use gcloud_sdk::prost::Message;
+        use gcloud_sdk::prost_types::{Any, Duration as PbDuration};
+        let info = RetryInfo {
+            retry_delay: Some(PbDuration {
+                seconds: delay.as_secs() as i64,
+                nanos: delay.subsec_nanos() as i32,
+            }),
+        };
+        let rpc = RpcStatus {
+            code: Code::ResourceExhausted as i32,
+            message: "throttled".into(),
+            details: vec![Any {
+                type_url: "type.googleapis.com/google.rpc.RetryInfo".into(),
+                value: info.encode_to_vec(),
+            }],
+        };
+        Status::with_details(
+            Code::ResourceExhausted,
+            "throttled",
+            rpc.encode_to_vec().into(),
+        )
+    }
+
+    #[test]
+    fn resumable_statuses() {
+        assert!(is_resumable(&Status::unavailable("down")));
+        let t = throttled(Duration::from_millis(1500));
+        assert_eq!(retry_delay(&t), Some(Duration::from_millis(1500)));
+        assert!(is_resumable(&t));
+        assert!(!is_resumable(&Status::resource_exhausted("quota exceeded")));
+        assert_eq!(retry_delay(&Status::unavailable("x")), None);
+        assert!(is_resumable(&Status::internal(
+            "Received RST_STREAM with error code 2"
+        )));
+        assert!(!is_resumable(&Status::internal("bad things")));
+        assert!(!is_resumable(&Status::invalid_argument("x")));
+        assert!(!is_resumable(&Status::not_found("x")));
+    }
+}
