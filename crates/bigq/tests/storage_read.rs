@@ -32,11 +32,6 @@ struct Row {
 
 const ROWS: i64 = 20_000;
 
-/// bqemulator's DuckDB engine sometimes loses a result when two reads run at once
-/// (`'NoneType' object has no attribute 'schema'` in its log), so the tests in this file
-/// take turns.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// A fresh dataset with a 20,000-row table of several types, made with CTAS over REST.
 async fn table(client: &Client, test: &str) -> (String, String) {
     let ds = common::dataset_name(test);
@@ -68,7 +63,7 @@ fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
 
 #[tokio::test]
 async fn same_rows_as_tabledata_list_with_one_and_several_streams() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "sread").await;
 
@@ -164,7 +159,7 @@ fn bigq_codec_rows(b: &bigq::arrow::RecordBatch) -> Vec<Row> {
 
 #[tokio::test]
 async fn projection_filter_and_typed_rows() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "sproj").await;
 
@@ -299,7 +294,7 @@ async fn projection_filter_and_typed_rows() {
 
 #[tokio::test]
 async fn errors_before_any_row() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "serr").await;
 
@@ -327,7 +322,7 @@ async fn errors_before_any_row() {
 
 #[tokio::test]
 async fn empty_table_reads_no_rows() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let ds = common::dataset_name("sempty");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
@@ -346,7 +341,7 @@ async fn empty_table_reads_no_rows() {
 
 #[tokio::test]
 async fn session_streams_split_and_read_by_name() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "ssplit").await;
 
@@ -395,7 +390,7 @@ async fn session_streams_split_and_read_by_name() {
 
 #[tokio::test]
 async fn responses_over_grpc_default_4_mib_limit() {
-    let _serial = SERIAL.lock().await;
+    let _serial = common::serial().await;
     let client = common::client().await;
     let ds = common::dataset_name("sbig");
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
