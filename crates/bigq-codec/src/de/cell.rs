@@ -11,15 +11,16 @@ use arrow_schema::TimeUnit;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, Visitor};
 
-use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, StructMap};
-use super::column::{Column, Kind};
+use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, read_struct};
+use super::column::{Column, Kind, at, range_at};
 use super::error::DeError;
 use super::text::{self, StackBuf};
 use crate::value::magic;
 
-/// One cell: a column and a row in it.
+/// One cell: a column and a row in it. `NON_NULL` is set once the cell is known not to be
+/// NULL (inside `Option`'s `visit_some`), so that the value's own read skips the check.
 #[derive(Clone, Copy)]
-pub(crate) struct CellDe<'n, 'a> {
+pub(crate) struct CellDe<'n, 'a, const NON_NULL: bool = false> {
     col: &'n Column<'a>,
     row: usize,
 }
@@ -27,9 +28,7 @@ pub(crate) struct CellDe<'n, 'a> {
 /// The `&str` of row `row` of a `Utf8`/`LargeUtf8` column.
 #[inline(always)]
 fn utf8_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usize) -> &'a str {
-    let start = offsets[row].try_into().unwrap_or(0);
-    let end = offsets[row + 1].try_into().unwrap_or(0);
-    let bytes = &data[start..end];
+    let bytes = bytes_at(offsets, data, row);
     // SAFETY: a `StringArray`'s values are UTF-8 between consecutive offsets; Arrow checks
     // this when the array is built (or its builder vouched for it with an `unsafe`
     // constructor), and `StringArray::value` relies on the same invariant.
@@ -38,9 +37,9 @@ fn utf8_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usi
 
 #[inline(always)]
 fn bytes_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usize) -> &'a [u8] {
-    let start = offsets[row].try_into().unwrap_or(0);
-    let end = offsets[row + 1].try_into().unwrap_or(0);
-    &data[start..end]
+    let start = at(offsets, row).try_into().unwrap_or(0);
+    let end = at(offsets, row + 1).try_into().unwrap_or(0);
+    range_at(data, start, end)
 }
 
 /// `10^k` as an `i128`, for `k <= 38`.
@@ -81,10 +80,17 @@ impl<'n, 'a> CellDe<'n, 'a> {
     pub(crate) fn new(col: &'n Column<'a>, row: usize) -> Self {
         CellDe { col, row }
     }
+}
+
+impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        !NON_NULL && self.col.is_null(self.row)
+    }
 
     #[inline(always)]
     fn check_null(&self) -> Result<(), DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             Err(DeError::null())
         } else {
             Ok(())
@@ -127,7 +133,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
 
     /// The dictionary's value for this row.
     #[inline]
-    fn resolve(keys: &[usize], values: &'n Column<'a>, row: usize) -> Self {
+    fn resolve(keys: &[usize], values: &'n Column<'a>, row: usize) -> CellDe<'n, 'a> {
         CellDe::new(values, keys[row])
     }
 
@@ -144,33 +150,37 @@ impl<'n, 'a> CellDe<'n, 'a> {
         let r = self.row;
         let done = match &self.col.kind {
             Kind::Bool(b) => buf.push_str(if b.get(r) { "true" } else { "false" }),
-            Kind::Int8(x) => buf.push_i64(x[r] as i64),
-            Kind::Int16(x) => buf.push_i64(x[r] as i64),
-            Kind::Int32(x) => buf.push_i64(x[r] as i64),
-            Kind::Int64(x) => buf.push_i64(x[r]),
-            Kind::UInt8(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt16(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt32(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt64(x) => buf.push_u64(x[r]),
-            Kind::Float16(x) => text::write_f64(buf, x[r].to_f64()),
-            Kind::Float32(x) => text::write_f64(buf, x[r] as f64),
-            Kind::Float64(x) => text::write_f64(buf, x[r]),
+            Kind::Int8(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int16(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int32(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int64(x) => buf.push_i64(at(x, r)),
+            Kind::UInt8(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt16(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt32(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt64(x) => buf.push_u64(at(x, r)),
+            Kind::Float16(x) => text::write_f64(buf, at(x, r).to_f64()),
+            Kind::Float32(x) => text::write_f64(buf, at(x, r) as f64),
+            Kind::Float64(x) => text::write_f64(buf, at(x, r)),
             Kind::Decimal32 { values, scale } => {
-                text::write_decimal_i128(buf, values[r] as i128, *scale)
+                text::write_decimal_i128(buf, at(values, r) as i128, *scale)
             }
             Kind::Decimal64 { values, scale } => {
-                text::write_decimal_i128(buf, values[r] as i128, *scale)
+                text::write_decimal_i128(buf, at(values, r) as i128, *scale)
             }
-            Kind::Decimal128 { values, scale } => text::write_decimal_i128(buf, values[r], *scale),
-            Kind::Decimal256 { values, scale } => text::write_decimal_i256(buf, values[r], *scale),
-            Kind::Date32(x) => text::write_date(buf, x[r] as i64),
-            Kind::Date64(x) => text::write_date(buf, x[r].div_euclid(86_400_000)),
+            Kind::Decimal128 { values, scale } => {
+                text::write_decimal_i128(buf, at(values, r), *scale)
+            }
+            Kind::Decimal256 { values, scale } => {
+                text::write_decimal_i256(buf, at(values, r), *scale)
+            }
+            Kind::Date32(x) => text::write_date(buf, at(x, r) as i64),
+            Kind::Date64(x) => text::write_date(buf, at(x, r).div_euclid(86_400_000)),
             Kind::Time32 { values, unit } => {
-                let (s, n) = text::secs_nanos(values[r] as i64, *unit);
+                let (s, n) = text::secs_nanos(at(values, r) as i64, *unit);
                 text::write_time(buf, s, n)
             }
             Kind::Time64 { values, unit } => {
-                let (s, n) = text::secs_nanos(values[r], *unit);
+                let (s, n) = text::secs_nanos(at(values, r), *unit);
                 text::write_time(buf, s, n)
             }
             Kind::Timestamp {
@@ -178,20 +188,23 @@ impl<'n, 'a> CellDe<'n, 'a> {
                 unit,
                 zoned,
             } => {
-                let (s, n) = text::secs_nanos(values[r], *unit);
+                let (s, n) = text::secs_nanos(at(values, r), *unit);
                 if *zoned {
                     text::write_timestamp(buf, s, n)
                 } else {
                     text::write_datetime(buf, s, n)
                 }
             }
-            Kind::Duration(values) => buf.push_i64(values[r]),
-            Kind::IntervalYearMonth(x) => write_interval(buf, x[r], 0, 0),
-            Kind::IntervalDayTime(x) => {
-                write_interval(buf, 0, x[r].days, x[r].milliseconds as i64 * 1_000_000)
-            }
+            Kind::Duration(values) => buf.push_i64(at(values, r)),
+            Kind::IntervalYearMonth(x) => write_interval(buf, at(x, r), 0, 0),
+            Kind::IntervalDayTime(x) => write_interval(
+                buf,
+                0,
+                at(x, r).days,
+                at(x, r).milliseconds as i64 * 1_000_000,
+            ),
             Kind::IntervalMonthDayNano(x) => {
-                write_interval(buf, x[r].months, x[r].days, x[r].nanoseconds)
+                write_interval(buf, at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
             }
             Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).write_text(buf);
@@ -212,17 +225,17 @@ impl<'n, 'a> CellDe<'n, 'a> {
         let out = match &self.col.kind {
             Kind::Null => return v.visit_none(),
             Kind::Bool(b) => v.visit_bool(b.get(r)),
-            Kind::Int8(x) => v.visit_i8(x[r]),
-            Kind::Int16(x) => v.visit_i16(x[r]),
-            Kind::Int32(x) => v.visit_i32(x[r]),
-            Kind::Int64(x) => v.visit_i64(x[r]),
-            Kind::UInt8(x) => v.visit_u8(x[r]),
-            Kind::UInt16(x) => v.visit_u16(x[r]),
-            Kind::UInt32(x) => v.visit_u32(x[r]),
-            Kind::UInt64(x) => v.visit_u64(x[r]),
-            Kind::Float16(x) => v.visit_f32(x[r].to_f32()),
-            Kind::Float32(x) => v.visit_f32(x[r]),
-            Kind::Float64(x) => v.visit_f64(x[r]),
+            Kind::Int8(x) => v.visit_i8(at(x, r)),
+            Kind::Int16(x) => v.visit_i16(at(x, r)),
+            Kind::Int32(x) => v.visit_i32(at(x, r)),
+            Kind::Int64(x) => v.visit_i64(at(x, r)),
+            Kind::UInt8(x) => v.visit_u8(at(x, r)),
+            Kind::UInt16(x) => v.visit_u16(at(x, r)),
+            Kind::UInt32(x) => v.visit_u32(at(x, r)),
+            Kind::UInt64(x) => v.visit_u64(at(x, r)),
+            Kind::Float16(x) => v.visit_f32(at(x, r).to_f32()),
+            Kind::Float32(x) => v.visit_f32(at(x, r)),
+            Kind::Float64(x) => v.visit_f64(at(x, r)),
             Kind::Utf8 { offsets, data } => v.visit_borrowed_str(utf8_at(offsets, data, r)),
             Kind::LargeUtf8 { offsets, data } => v.visit_borrowed_str(utf8_at(offsets, data, r)),
             Kind::Utf8View(a) => v.visit_borrowed_str(a.value(r)),
@@ -232,7 +245,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
             | Kind::LargeBinary { .. }
             | Kind::BinaryView(_)
             | Kind::FixedBinary(_) => v.visit_seq(BytesSeq::new(self.binary().unwrap_or_default())),
-            Kind::Duration(values) => v.visit_i64(values[r]),
+            Kind::Duration(values) => v.visit_i64(at(values, r)),
             Kind::List { offsets, items } => {
                 let (s, e) = offsets.range(r);
                 return v.visit_seq(ListSeq::new(items, s, e));
@@ -266,36 +279,36 @@ impl<'n, 'a> CellDe<'n, 'a> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
-            Kind::Int64(x) => v.visit_i64(x[r]),
-            Kind::Int32(x) => v.visit_i32(x[r]),
-            Kind::Int16(x) => v.visit_i16(x[r]),
-            Kind::Int8(x) => v.visit_i8(x[r]),
-            Kind::UInt64(x) => v.visit_u64(x[r]),
-            Kind::UInt32(x) => v.visit_u32(x[r]),
-            Kind::UInt16(x) => v.visit_u16(x[r]),
-            Kind::UInt8(x) => v.visit_u8(x[r]),
-            Kind::Date32(x) => v.visit_i32(x[r]),
+            Kind::Int64(x) => v.visit_i64(at(x, r)),
+            Kind::Int32(x) => v.visit_i32(at(x, r)),
+            Kind::Int16(x) => v.visit_i16(at(x, r)),
+            Kind::Int8(x) => v.visit_i8(at(x, r)),
+            Kind::UInt64(x) => v.visit_u64(at(x, r)),
+            Kind::UInt32(x) => v.visit_u32(at(x, r)),
+            Kind::UInt16(x) => v.visit_u16(at(x, r)),
+            Kind::UInt8(x) => v.visit_u8(at(x, r)),
+            Kind::Date32(x) => v.visit_i32(at(x, r)),
             Kind::Date64(x) => {
-                let ms = x[r];
+                let ms = at(x, r);
                 if ms % 86_400_000 != 0 {
                     return Err(self.precision_error("a DATE"));
                 }
                 v.visit_i64(ms / 86_400_000)
             }
-            Kind::Time32 { values, unit } => match text::to_micros(values[r] as i64, *unit) {
+            Kind::Time32 { values, unit } => match text::to_micros(at(values, r) as i64, *unit) {
                 Some(us) => v.visit_i64(us),
                 None => return Err(self.precision_error("microseconds")),
             },
             Kind::Time64 { values, unit } | Kind::Timestamp { values, unit, .. } => {
-                match text::to_micros(values[r], *unit) {
+                match text::to_micros(at(values, r), *unit) {
                     Some(us) => v.visit_i64(us),
                     None => return Err(self.precision_error("microseconds")),
                 }
             }
-            Kind::Duration(values) => v.visit_i64(values[r]),
-            Kind::Decimal32 { values, scale } => self.whole(values[r] as i128, *scale, v),
-            Kind::Decimal64 { values, scale } => self.whole(values[r] as i128, *scale, v),
-            Kind::Decimal128 { values, scale } => self.whole(values[r], *scale, v),
+            Kind::Duration(values) => v.visit_i64(at(values, r)),
+            Kind::Decimal32 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
+            Kind::Decimal64 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
+            Kind::Decimal128 { values, scale } => self.whole(at(values, r), *scale, v),
             Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).int(v),
             _ => return self.any_nonnull(v),
         };
@@ -314,9 +327,9 @@ impl<'n, 'a> CellDe<'n, 'a> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
-            Kind::Float64(x) => v.visit_f64(x[r]),
-            Kind::Float32(x) => v.visit_f32(x[r]),
-            Kind::Float16(x) => v.visit_f32(x[r].to_f32()),
+            Kind::Float64(x) => v.visit_f64(at(x, r)),
+            Kind::Float32(x) => v.visit_f32(at(x, r)),
+            Kind::Float16(x) => v.visit_f32(at(x, r).to_f32()),
             Kind::Decimal32 { .. }
             | Kind::Decimal64 { .. }
             | Kind::Decimal128 { .. }
@@ -406,6 +419,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
         self.leaf(out)
     }
 
+    #[inline(always)]
     fn seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
@@ -440,7 +454,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
     ) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
-            Kind::Struct(node) => v.visit_map(StructMap::new(node, node.plan(fields), self.row)),
+            Kind::Struct(node) => read_struct(node, fields, self.row, v),
             Kind::Dictionary { keys, values } => {
                 Self::resolve(keys, values, self.row).structure(fields, v)
             }
@@ -480,9 +494,12 @@ impl<'n, 'a> CellDe<'n, 'a> {
         let out = match name {
             magic::NUMERIC => {
                 let (unscaled, scale) = match kind {
-                    Kind::Decimal128 { values, scale } => (values[r], *scale),
-                    Kind::Decimal64 { values, scale } => (values[r] as i128, *scale),
-                    Kind::Decimal32 { values, scale } => (values[r] as i128, *scale),
+                    Kind::Decimal128 { values, scale: 9 } => {
+                        return self.leaf(v.visit_i128(at(values, r)));
+                    }
+                    Kind::Decimal128 { values, scale } => (at(values, r), *scale),
+                    Kind::Decimal64 { values, scale } => (at(values, r) as i128, *scale),
+                    Kind::Decimal32 { values, scale } => (at(values, r) as i128, *scale),
                     _ => return self.any_nonnull(v),
                 };
                 match rescale_i128(unscaled, scale, 9) {
@@ -492,13 +509,13 @@ impl<'n, 'a> CellDe<'n, 'a> {
             }
             magic::BIGNUMERIC => {
                 let (unscaled, scale) = match kind {
-                    Kind::Decimal256 { values, scale } => (values[r], *scale),
-                    Kind::Decimal128 { values, scale } => (i256::from_i128(values[r]), *scale),
+                    Kind::Decimal256 { values, scale } => (at(values, r), *scale),
+                    Kind::Decimal128 { values, scale } => (i256::from_i128(at(values, r)), *scale),
                     Kind::Decimal64 { values, scale } => {
-                        (i256::from_i128(values[r] as i128), *scale)
+                        (i256::from_i128(at(values, r) as i128), *scale)
                     }
                     Kind::Decimal32 { values, scale } => {
-                        (i256::from_i128(values[r] as i128), *scale)
+                        (i256::from_i128(at(values, r) as i128), *scale)
                     }
                     _ => return self.any_nonnull(v),
                 };
@@ -508,7 +525,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
                 }
             }
             magic::DATE => match kind {
-                Kind::Date32(x) => v.visit_i32(x[r]),
+                Kind::Date32(x) => v.visit_i32(at(x, r)),
                 Kind::Date64(_) => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
@@ -521,7 +538,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
                     values,
                     unit: TimeUnit::Microsecond,
                     zoned: false,
-                } => v.visit_i64(values[r]),
+                } => v.visit_i64(at(values, r)),
                 Kind::Timestamp { zoned: false, .. } => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
@@ -530,16 +547,18 @@ impl<'n, 'a> CellDe<'n, 'a> {
                     values,
                     unit: TimeUnit::Microsecond,
                     ..
-                } => v.visit_i64(values[r]),
+                } => v.visit_i64(at(values, r)),
                 Kind::Timestamp { .. } => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
             magic::INTERVAL => {
                 let (months, days, nanos) = match kind {
-                    Kind::IntervalMonthDayNano(x) => (x[r].months, x[r].days, x[r].nanoseconds),
-                    Kind::IntervalYearMonth(x) => (x[r], 0, 0),
+                    Kind::IntervalMonthDayNano(x) => {
+                        (at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
+                    }
+                    Kind::IntervalYearMonth(x) => (at(x, r), 0, 0),
                     Kind::IntervalDayTime(x) => {
-                        (0, x[r].days, x[r].milliseconds as i64 * 1_000_000)
+                        (0, at(x, r).days, at(x, r).milliseconds as i64 * 1_000_000)
                     }
                     _ => return self.any_nonnull(v),
                 };
@@ -569,17 +588,17 @@ fn write_interval(
     )
 }
 
-impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
+impl<'n, 'a, const NON_NULL: bool> de::Deserializer<'a> for CellDe<'n, 'a, NON_NULL> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             return v.visit_none();
         }
         self.any_nonnull(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_bool<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
@@ -591,19 +610,19 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_i8<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i16<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
@@ -611,19 +630,19 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
     fn deserialize_i128<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u8<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u16<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
@@ -631,22 +650,22 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
     fn deserialize_u128<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_f32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.float(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_f64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.float(v)
     }
     fn deserialize_char<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_str<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_string<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
@@ -657,17 +676,20 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.bytes(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_option<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             v.visit_none()
         } else {
-            v.visit_some(self)
+            v.visit_some(CellDe::<'n, 'a, true> {
+                col: self.col,
+                row: self.row,
+            })
         }
     }
 
     fn deserialize_unit<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             return v.visit_unit();
         }
         self.any_nonnull(v)
@@ -681,7 +703,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.deserialize_unit(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_newtype_struct<V: Visitor<'a>>(
         self,
         name: &'static str,
@@ -694,6 +716,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         }
     }
 
+    #[inline(always)]
     fn deserialize_seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.seq(v)
     }
@@ -715,7 +738,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.map(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_struct<V: Visitor<'a>>(
         self,
         _name: &'static str,

@@ -3,6 +3,7 @@
 mod api;
 mod errors;
 mod nested;
+mod positional;
 mod types;
 
 use std::sync::Arc;
