@@ -229,7 +229,7 @@ pub(crate) fn write_time(out: &mut StackBuf, secs: i64, nanos: u32) -> fmt::Resu
     out.push_padded(secs % 60, 2)?;
     if nanos != 0 {
         out.push(b'.')?;
-        if nanos % 1000 == 0 {
+        if nanos.is_multiple_of(1000) {
             out.push_padded((nanos / 1000) as u64, 6)?;
         } else {
             out.push_padded(nanos as u64, 9)?;
