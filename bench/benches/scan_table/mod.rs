@@ -321,6 +321,7 @@ pub fn check(batches: &[RecordBatch]) {
 /// Decodes every batch into `out`, emptied before each batch: a consumer that handles a
 /// stream batch by batch, so that the time is the decoder's (and the rows' own
 /// allocations), not the page faults of a 300 MB vector.
+#[inline(never)]
 pub fn stream_bigq<T: serde::de::DeserializeOwned>(
     batches: &[RecordBatch],
     out: &mut Vec<T>,
@@ -335,6 +336,7 @@ pub fn stream_bigq<T: serde::de::DeserializeOwned>(
     n
 }
 
+#[inline(never)]
 pub fn stream_bigquery<T: serde::de::DeserializeOwned>(
     batches: &[RecordBatch],
     out: &mut Vec<T>,

@@ -146,6 +146,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     }
 
     /// Writes the canonical text of a scalar that is not a string or bytes.
+    #[inline(never)]
     fn write_text(&self, buf: &mut StackBuf) -> Result<(), DeError> {
         let r = self.row;
         let done = match &self.col.kind {
@@ -206,7 +207,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::IntervalMonthDayNano(x) => {
                 write_interval(buf, at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
             }
-            Kind::Dictionary { keys, values } => {
+            Kind::Dictionary { keys, values, .. } => {
                 return Self::resolve(keys, values, r).write_text(buf);
             }
             _ => {
@@ -220,6 +221,9 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     }
 
     /// The value in its natural serde form; the caller has checked it is not NULL.
+    // Kept out of line: it is the fallback of every typed read, and inlined it would make
+    // them too big for serde's own wrappers (`Option<T>`, `String`) to inline.
+    #[inline(never)]
     fn any_nonnull<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         let r = self.row;
         let out = match &self.col.kind {
@@ -259,7 +263,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 let (s, e) = (offsets[r] as usize, offsets[r + 1] as usize);
                 return v.visit_map(MapEntries::new(keys, values, s, e));
             }
-            Kind::Dictionary { keys, values } => {
+            Kind::Dictionary { keys, values, .. } => {
                 return de::Deserializer::deserialize_any(Self::resolve(keys, values, r), v);
             }
             Kind::Unsupported => return Err(DeError::unsupported(self.col.data_type)),
@@ -309,12 +313,13 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Decimal32 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
             Kind::Decimal64 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
             Kind::Decimal128 { values, scale } => self.whole(at(values, r), *scale, v),
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).int(v),
+            Kind::Dictionary { keys, values, .. } => return Self::resolve(keys, values, r).int(v),
             _ => return self.any_nonnull(v),
         };
         self.leaf(out)
     }
 
+    #[inline(never)]
     fn whole<V: Visitor<'a>>(&self, unscaled: i128, scale: i8, v: V) -> Result<V::Value, DeError> {
         match rescale_i128(unscaled, scale, 0) {
             Some(i) => v.visit_i128(i),
@@ -343,7 +348,9 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                     Err(_) => return Err(self.precision_error("an f64")),
                 }
             }
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).float(v),
+            Kind::Dictionary { keys, values, .. } => {
+                return Self::resolve(keys, values, r).float(v);
+            }
             Kind::Int8(_)
             | Kind::Int16(_)
             | Kind::Int32(_)
@@ -375,7 +382,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 let bytes = self.binary().unwrap_or_default();
                 v.visit_string(base64::engine::general_purpose::STANDARD.encode(bytes))
             }
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).text(v),
+            Kind::Dictionary { keys, values, .. } => return Self::resolve(keys, values, r).text(v),
             Kind::List { .. }
             | Kind::Struct(_)
             | Kind::Map { .. }
@@ -410,7 +417,9 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Utf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::LargeUtf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::Utf8View(a) => v.visit_borrowed_bytes(a.value(r).as_bytes()),
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).bytes(v),
+            Kind::Dictionary { keys, values, .. } => {
+                return Self::resolve(keys, values, r).bytes(v);
+            }
             _ => match self.binary() {
                 Some(b) => v.visit_borrowed_bytes(b),
                 None => return self.any_nonnull(v),
@@ -429,7 +438,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 v.visit_seq(ListSeq::new(items, s, e))
             }
             Kind::Struct(node) => v.visit_seq(ColumnsSeq::new(node, r)),
-            Kind::Dictionary { keys, values } => Self::resolve(keys, values, r).seq(v),
+            Kind::Dictionary { keys, values, .. } => Self::resolve(keys, values, r).seq(v),
             _ => match self.binary() {
                 // `Vec<u8>` asks for a sequence.
                 Some(b) => self.leaf(v.visit_seq(BytesSeq::new(b))),
@@ -441,7 +450,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     fn map<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
-            Kind::Dictionary { keys, values } => Self::resolve(keys, values, self.row).map(v),
+            Kind::Dictionary { keys, values, .. } => Self::resolve(keys, values, self.row).map(v),
             _ => self.any_nonnull(v),
         }
     }
@@ -455,7 +464,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         self.check_null()?;
         match &self.col.kind {
             Kind::Struct(node) => read_struct(node, fields, self.row, v),
-            Kind::Dictionary { keys, values } => {
+            Kind::Dictionary { keys, values, .. } => {
                 Self::resolve(keys, values, self.row).structure(fields, v)
             }
             _ => self.any_nonnull(v),
@@ -469,7 +478,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Utf8 { offsets, data } => utf8_at(offsets, data, r),
             Kind::LargeUtf8 { offsets, data } => utf8_at(offsets, data, r),
             Kind::Utf8View(a) => a.value(r),
-            Kind::Dictionary { keys, values } => {
+            Kind::Dictionary { keys, values, .. } => {
                 return Self::resolve(keys, values, r).enumeration(v);
             }
             _ => return self.any_nonnull(v),
@@ -484,7 +493,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         self.check_null()?;
         let r = self.row;
         let kind = &self.col.kind;
-        if let Kind::Dictionary { keys, values } = kind {
+        if let Kind::Dictionary { keys, values, .. } = kind {
             return de::Deserializer::deserialize_newtype_struct(
                 Self::resolve(keys, values, r),
                 name,
@@ -603,7 +612,7 @@ impl<'n, 'a, const NON_NULL: bool> de::Deserializer<'a> for CellDe<'n, 'a, NON_N
         self.check_null()?;
         match &self.col.kind {
             Kind::Bool(b) => v.visit_bool(b.get(self.row)),
-            Kind::Dictionary { keys, values } => {
+            Kind::Dictionary { keys, values, .. } => {
                 Self::resolve(keys, values, self.row).deserialize_bool(v)
             }
             _ => self.any_nonnull(v),

@@ -180,6 +180,8 @@ pub(crate) enum Kind<'a> {
     Dictionary {
         keys: Vec<usize>,
         values: Box<Column<'a>>,
+        /// The keys' own validity (the column's [`Nulls`] also looks at the values').
+        key_nulls: Option<Bits<'a>>,
     },
     /// A type this decoder does not read; reading it is an error naming the type.
     Unsupported,
@@ -194,6 +196,8 @@ pub(crate) enum Nulls<'a> {
     Some(Bits<'a>),
     /// All (an Arrow `Null` column).
     All,
+    /// A dictionary's: NULL keys and keys of NULL values.
+    Dictionary,
 }
 
 /// One prepared column.
@@ -213,12 +217,13 @@ impl<'a> Column<'a> {
     /// Prepares `array` (any Arrow array).
     pub(crate) fn of(array: &'a dyn Array) -> Self {
         let data_type = array.data_type();
+        let kind = prepare(array, data_type);
         let nulls = match array.nulls() {
             _ if matches!(data_type, DataType::Null) => Nulls::All,
+            _ if matches!(kind, Kind::Dictionary { .. }) => Nulls::Dictionary,
             Some(n) if n.null_count() > 0 => Nulls::Some(Bits::of(n.inner())),
             _ => Nulls::None,
         };
-        let kind = prepare(array, data_type);
         Column {
             data_type,
             nulls,
@@ -233,6 +238,19 @@ impl<'a> Column<'a> {
             Nulls::None => false,
             Nulls::Some(bits) => !bits.get(row),
             Nulls::All => true,
+            Nulls::Dictionary => self.dictionary_null(row),
+        }
+    }
+
+    #[inline(never)]
+    fn dictionary_null(&self, row: usize) -> bool {
+        match &self.kind {
+            Kind::Dictionary {
+                keys,
+                values,
+                key_nulls,
+            } => key_nulls.is_some_and(|b| !b.get(row)) || values.is_null(at(keys, row)),
+            _ => false,
         }
     }
 }
@@ -392,6 +410,10 @@ fn prepare<'a>(array: &'a dyn Array, data_type: &'a DataType) -> Kind<'a> {
             Kind::Dictionary {
                 keys: a.normalized_keys(),
                 values: Box::new(Column::new(a.values())),
+                key_nulls: array
+                    .nulls()
+                    .filter(|n| n.null_count() > 0)
+                    .map(|n| Bits::of(n.inner())),
             }
         }
         _ => Kind::Unsupported,
