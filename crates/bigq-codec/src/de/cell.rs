@@ -207,7 +207,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::IntervalMonthDayNano(x) => {
                 write_interval(buf, at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
             }
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).write_text(buf);
             }
             _ => {
@@ -263,7 +263,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 let (s, e) = (offsets[r] as usize, offsets[r + 1] as usize);
                 return v.visit_map(MapEntries::new(keys, values, s, e));
             }
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 return de::Deserializer::deserialize_any(Self::resolve(keys, values, r), v);
             }
             Kind::Unsupported => return Err(DeError::unsupported(self.col.data_type)),
@@ -276,10 +276,88 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         self.leaf(out)
     }
 
-    /// Integer targets: integer columns as they are, DATE as days and TIME, DATETIME and
-    /// TIMESTAMP as microseconds, whole decimals as their value.
+    // The hot reads: the column type each target usually meets, inline; everything else
+    // (other types, dictionaries, fallbacks) out of line in the `*_other` functions, which
+    // keeps these small enough for serde's wrappers to inline and free of recursion.
+
     #[inline(always)]
     fn int<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Int64(x) if !self.is_null() => self.leaf(v.visit_i64(at(x, self.row))),
+            _ => self.int_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn float<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Float64(x) if !self.is_null() => self.leaf(v.visit_f64(at(x, self.row))),
+            _ => self.float_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn text<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Utf8 { offsets, data } if !self.is_null() => {
+                self.leaf(v.visit_borrowed_str(utf8_at(offsets, data, self.row)))
+            }
+            _ => self.text_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn magic<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
+        let r = self.row;
+        let out = match (name, &self.col.kind) {
+            (magic::NUMERIC, Kind::Decimal128 { values, scale: 9 }) if !self.is_null() => {
+                v.visit_i128(at(values, r))
+            }
+            (magic::DATE, Kind::Date32(x)) if !self.is_null() => v.visit_i32(at(x, r)),
+            (
+                magic::TIMESTAMP,
+                Kind::Timestamp {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                    ..
+                },
+            )
+            | (
+                magic::DATETIME,
+                Kind::Timestamp {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                    zoned: false,
+                },
+            )
+            | (
+                magic::TIME,
+                Kind::Time64 {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                },
+            ) if !self.is_null() => v.visit_i64(at(values, r)),
+            _ => return self.magic_other(name, v),
+        };
+        self.leaf(out)
+    }
+
+    #[inline(never)]
+    fn bool_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        self.check_null()?;
+        match &self.col.kind {
+            Kind::Bool(b) => v.visit_bool(b.get(self.row)),
+            Kind::Dictionary { keys, values } => {
+                de::Deserializer::deserialize_bool(Self::resolve(keys, values, self.row), v)
+            }
+            _ => self.any_nonnull(v),
+        }
+    }
+
+    /// Integer targets: integer columns as they are, DATE as days and TIME, DATETIME and
+    /// TIMESTAMP as microseconds, whole decimals as their value.
+    #[inline(never)]
+    fn int_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
@@ -313,7 +391,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Decimal32 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
             Kind::Decimal64 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
             Kind::Decimal128 { values, scale } => self.whole(at(values, r), *scale, v),
-            Kind::Dictionary { keys, values, .. } => return Self::resolve(keys, values, r).int(v),
+            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).int(v),
             _ => return self.any_nonnull(v),
         };
         self.leaf(out)
@@ -327,8 +405,8 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         }
     }
 
-    #[inline(always)]
-    fn float<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn float_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
@@ -348,7 +426,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                     Err(_) => return Err(self.precision_error("an f64")),
                 }
             }
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).float(v);
             }
             Kind::Int8(_)
@@ -366,8 +444,8 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
 
     /// String targets: strings as they are (borrowed), bytes as base64 (BigQuery's REST
     /// form) and every other scalar as its canonical text.
-    #[inline(always)]
-    fn text<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn text_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
@@ -382,7 +460,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 let bytes = self.binary().unwrap_or_default();
                 v.visit_string(base64::engine::general_purpose::STANDARD.encode(bytes))
             }
-            Kind::Dictionary { keys, values, .. } => return Self::resolve(keys, values, r).text(v),
+            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).text(v),
             Kind::List { .. }
             | Kind::Struct(_)
             | Kind::Map { .. }
@@ -417,7 +495,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Utf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::LargeUtf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::Utf8View(a) => v.visit_borrowed_bytes(a.value(r).as_bytes()),
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).bytes(v);
             }
             _ => match self.binary() {
@@ -430,6 +508,17 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
 
     #[inline(always)]
     fn seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::List { offsets, items } if !self.is_null() => {
+                let (s, e) = offsets.range(self.row);
+                v.visit_seq(ListSeq::new(items, s, e))
+            }
+            _ => self.seq_other(v),
+        }
+    }
+
+    #[inline(never)]
+    fn seq_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         match &self.col.kind {
@@ -438,7 +527,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 v.visit_seq(ListSeq::new(items, s, e))
             }
             Kind::Struct(node) => v.visit_seq(ColumnsSeq::new(node, r)),
-            Kind::Dictionary { keys, values, .. } => Self::resolve(keys, values, r).seq(v),
+            Kind::Dictionary { keys, values } => Self::resolve(keys, values, r).seq(v),
             _ => match self.binary() {
                 // `Vec<u8>` asks for a sequence.
                 Some(b) => self.leaf(v.visit_seq(BytesSeq::new(b))),
@@ -450,7 +539,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     fn map<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
-            Kind::Dictionary { keys, values, .. } => Self::resolve(keys, values, self.row).map(v),
+            Kind::Dictionary { keys, values } => Self::resolve(keys, values, self.row).map(v),
             _ => self.any_nonnull(v),
         }
     }
@@ -461,10 +550,22 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Struct(node) if !self.is_null() => read_struct(node, fields, self.row, v),
+            _ => self.structure_other(fields, v),
+        }
+    }
+
+    #[inline(never)]
+    fn structure_other<V: Visitor<'a>>(
+        self,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
             Kind::Struct(node) => read_struct(node, fields, self.row, v),
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 Self::resolve(keys, values, self.row).structure(fields, v)
             }
             _ => self.any_nonnull(v),
@@ -478,7 +579,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::Utf8 { offsets, data } => utf8_at(offsets, data, r),
             Kind::LargeUtf8 { offsets, data } => utf8_at(offsets, data, r),
             Kind::Utf8View(a) => a.value(r),
-            Kind::Dictionary { keys, values, .. } => {
+            Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).enumeration(v);
             }
             _ => return self.any_nonnull(v),
@@ -488,12 +589,12 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
 
     /// bigq's value types: the raw Arrow value when the column has the matching type (see
     /// `value::serde_impls`), the natural form otherwise.
-    #[inline(always)]
-    fn magic<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn magic_other<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let kind = &self.col.kind;
-        if let Kind::Dictionary { keys, values, .. } = kind {
+        if let Kind::Dictionary { keys, values } = kind {
             return de::Deserializer::deserialize_newtype_struct(
                 Self::resolve(keys, values, r),
                 name,
@@ -609,13 +710,9 @@ impl<'n, 'a, const NON_NULL: bool> de::Deserializer<'a> for CellDe<'n, 'a, NON_N
 
     #[inline(always)]
     fn deserialize_bool<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        self.check_null()?;
         match &self.col.kind {
-            Kind::Bool(b) => v.visit_bool(b.get(self.row)),
-            Kind::Dictionary { keys, values, .. } => {
-                Self::resolve(keys, values, self.row).deserialize_bool(v)
-            }
-            _ => self.any_nonnull(v),
+            Kind::Bool(b) if !self.is_null() => v.visit_bool(b.get(self.row)),
+            _ => self.bool_other(v),
         }
     }
 
