@@ -7,7 +7,7 @@
 //! target/release/examples/profile_arrow_serde compare 15
 //! ```
 //!
-//! `bigq`, `bigq-std` and `bigquery` decode the table `rounds` times; `compare` alternates
+//! `bigq`, `bigq-std`, `bigquery` and `bigquery-std` decode the table `rounds` times; `compare` alternates
 //! bigq and the `bigquery` crate round by round (so a load that comes and goes hits both)
 //! and prints the median and fastest round of each.
 
@@ -72,6 +72,12 @@ fn main() {
                 .map(|_| timed(|| stream_bigq(&batches, &mut bigq_std)))
                 .collect();
             summary("bigq/std", t);
+        }
+        "bigquery-std" => {
+            let t: Vec<_> = (0..rounds)
+                .map(|_| timed(|| stream_bigquery(&batches, &mut other_std)))
+                .collect();
+            summary("bigquery/std", t);
         }
         _ => {
             let t: Vec<_> = (0..rounds)
