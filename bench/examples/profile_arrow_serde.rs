@@ -9,7 +9,8 @@
 //!
 //! `bigq`, `bigq-std`, `bigquery` and `bigquery-std` decode the table `rounds` times; `compare` alternates
 //! bigq and the `bigquery` crate round by round (so a load that comes and goes hits both)
-//! and prints the median and fastest round of each.
+//! and prints the median and fastest round of each, in wall time and (on Linux) in time
+//! on the CPU, which a busy machine's waits for a core do not inflate.
 
 #[allow(dead_code)]
 #[path = "../benches/scan_table/mod.rs"]
@@ -19,23 +20,60 @@ use std::time::{Duration, Instant};
 
 use scan_table::*;
 
-fn timed(f: impl FnOnce() -> usize) -> Duration {
-    let start = Instant::now();
-    let n = f();
-    assert_eq!(n, ROWS);
-    start.elapsed()
+/// Nanoseconds this thread has run on a CPU (Linux `schedstat`), if known.
+fn on_cpu() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
-fn summary(name: &str, mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    let median = times[times.len() / 2];
+/// Wall time and time on the CPU of one round.
+#[derive(Clone, Copy)]
+struct Round {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+fn timed(f: impl FnOnce() -> usize) -> Round {
+    let cpu0 = on_cpu();
+    let start = Instant::now();
+    let n = f();
+    let wall = start.elapsed();
+    assert_eq!(n, ROWS);
+    let cpu = cpu0.zip(on_cpu()).map(|(a, b)| Duration::from_nanos(b - a));
+    Round { wall, cpu }
+}
+
+/// Prints the medians and returns them (wall, CPU).
+fn summary(name: &str, rounds: Vec<Round>) -> (Duration, Option<Duration>) {
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        (v[v.len() / 2], v[0])
+    };
+    let (wall, fastest) = median(rounds.iter().map(|r| r.wall).collect());
+    let cpu = rounds
+        .iter()
+        .map(|r| r.cpu)
+        .collect::<Option<Vec<_>>>()
+        .map(|v| median(v).0);
     println!(
-        "{name:>16}: median {median:>10.3?} ({:.0} ns/row, {:.2} M rows/s), fastest {:.3?}",
-        median.as_nanos() as f64 / ROWS as f64,
-        ROWS as f64 / median.as_secs_f64() / 1e6,
-        times[0]
+        "{name:>16}: median {wall:>10.3?} wall ({:.0} ns/row, {:.2} M rows/s), fastest \
+         {fastest:.3?}, median on CPU {}",
+        wall.as_nanos() as f64 / ROWS as f64,
+        ROWS as f64 / wall.as_secs_f64() / 1e6,
+        cpu.map_or("?".to_string(), |c| format!("{c:.3?}")),
     );
-    median
+    (wall, cpu)
+}
+
+fn ratio(a: (Duration, Option<Duration>), b: (Duration, Option<Duration>)) {
+    let cpu = a.1.zip(b.1).map_or("?".to_string(), |(a, b)| {
+        format!("{:.2}x", b.as_secs_f64() / a.as_secs_f64())
+    });
+    println!(
+        "{:>16}: {:.2}x wall, {cpu} on CPU",
+        "ratio",
+        b.0.as_secs_f64() / a.0.as_secs_f64()
+    );
 }
 
 fn main() {
@@ -57,9 +95,9 @@ fn main() {
                 d.push(timed(|| stream_bigquery(&batches, &mut other_std)));
             }
             let (a, b) = (summary("bigq/native", a), summary("bigquery/native", b));
-            println!("{:>16}: {:.2}x", "ratio", b.as_secs_f64() / a.as_secs_f64());
+            ratio(a, b);
             let (c, d) = (summary("bigq/std", c), summary("bigquery/std", d));
-            println!("{:>16}: {:.2}x", "ratio", d.as_secs_f64() / c.as_secs_f64());
+            ratio(c, d);
         }
         "bigq" => {
             let t: Vec<_> = (0..rounds)
