@@ -1,12 +1,15 @@
 //! serde's `MapAccess` and `SeqAccess` over Arrow: a struct's fields, a row's columns, a
 //! list's items, a map's entries.
 
+use std::marker::PhantomData;
+
+use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
 use super::cell::CellDe;
 use super::column::Column;
 use super::error::DeError;
-use super::node::{Entries, StructNode};
+use super::node::{Mode, StructNode};
 
 /// A struct key: a field name, which serde's derived field visitors match.
 pub(crate) struct Key<'k>(pub(crate) &'k str);
@@ -26,18 +29,39 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
     }
 }
 
-/// The fields of one target struct, in its field order, each with the column the plan
-/// matched to it.
-pub(crate) struct StructMap<'n, 'a> {
+/// Reads row `row` of `node` as the struct whose field names are `fields`.
+#[inline(always)]
+pub(crate) fn read_struct<'n, 'a, V: Visitor<'a>>(
     node: &'n StructNode<'a>,
-    entries: Entries<'n>,
+    fields: &'static [&'static str],
+    row: usize,
+    v: V,
+) -> Result<V::Value, DeError> {
+    let plan = node.plan(fields);
+    match plan.mode() {
+        Mode::Positional => v.visit_seq(StructSeq::new(node, plan.entries(), row)),
+        Mode::Named => v.visit_map(StructMap::new(node, plan.entries(), row)),
+        Mode::Probe => {
+            let mut seq = StructSeq::new(node, plan.entries(), row);
+            let r = v.visit_seq(&mut seq);
+            plan.settle(r.is_ok() && seq.next == plan.entries().len());
+            r
+        }
+    }
+}
+
+/// The fields of one target struct as a map, in its field order, each with the column the
+/// plan matched to it.
+pub(crate) struct StructMap<'n, 'p, 'a> {
+    node: &'n StructNode<'a>,
+    entries: &'p [(&'static str, usize)],
     next: usize,
     row: usize,
 }
 
-impl<'n, 'a> StructMap<'n, 'a> {
+impl<'n, 'p, 'a> StructMap<'n, 'p, 'a> {
     #[inline(always)]
-    pub(crate) fn new(node: &'n StructNode<'a>, entries: Entries<'n>, row: usize) -> Self {
+    fn new(node: &'n StructNode<'a>, entries: &'p [(&'static str, usize)], row: usize) -> Self {
         StructMap {
             node,
             entries,
@@ -47,8 +71,20 @@ impl<'n, 'a> StructMap<'n, 'a> {
     }
 }
 
-impl<'n, 'a> MapAccess<'a> for StructMap<'n, 'a> {
+impl<'a> MapAccess<'a> for StructMap<'_, '_, 'a> {
     type Error = DeError;
+
+    // serde's derive calls `next_key` and `next_value`; overriding them lets the whole
+    // read of a field inline into the struct's `visit_map`.
+    #[inline(always)]
+    fn next_key<K: Deserialize<'a>>(&mut self) -> Result<Option<K>, DeError> {
+        self.next_key_seed(PhantomData)
+    }
+
+    #[inline(always)]
+    fn next_value<V: Deserialize<'a>>(&mut self) -> Result<V, DeError> {
+        self.next_value_seed(PhantomData)
+    }
 
     #[inline(always)]
     fn next_key_seed<K: DeserializeSeed<'a>>(
@@ -67,8 +103,57 @@ impl<'n, 'a> MapAccess<'a> for StructMap<'n, 'a> {
             return Err(DeError::new("a value was asked for before its key"));
         };
         self.next += 1;
-        match seed.deserialize(CellDe::new(&self.node.columns[c], self.row)) {
+        match seed.deserialize(CellDe::new(self.node.column(c), self.row)) {
             Ok(v) => Ok(v),
+            Err(e) => Err(e.in_column(self.node.names[c])),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len() - self.next)
+    }
+}
+
+/// The fields of one target struct as a sequence in its field order (see
+/// [`node`](super::node) for when that is right).
+pub(crate) struct StructSeq<'n, 'p, 'a> {
+    node: &'n StructNode<'a>,
+    entries: &'p [(&'static str, usize)],
+    next: usize,
+    row: usize,
+}
+
+impl<'n, 'p, 'a> StructSeq<'n, 'p, 'a> {
+    #[inline(always)]
+    fn new(node: &'n StructNode<'a>, entries: &'p [(&'static str, usize)], row: usize) -> Self {
+        StructSeq {
+            node,
+            entries,
+            next: 0,
+            row,
+        }
+    }
+}
+
+impl<'a> SeqAccess<'a> for StructSeq<'_, '_, 'a> {
+    type Error = DeError;
+
+    #[inline(always)]
+    fn next_element<T: Deserialize<'a>>(&mut self) -> Result<Option<T>, DeError> {
+        self.next_element_seed(PhantomData)
+    }
+
+    #[inline(always)]
+    fn next_element_seed<T: DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, DeError> {
+        let Some(&(_, c)) = self.entries.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        match seed.deserialize(CellDe::new(self.node.column(c), self.row)) {
+            Ok(v) => Ok(Some(v)),
             Err(e) => Err(e.in_column(self.node.names[c])),
         }
     }
@@ -136,6 +221,11 @@ impl<'n, 'a> ColumnsSeq<'n, 'a> {
 impl<'n, 'a> SeqAccess<'a> for ColumnsSeq<'n, 'a> {
     type Error = DeError;
 
+    #[inline(always)]
+    fn next_element<T: Deserialize<'a>>(&mut self) -> Result<Option<T>, DeError> {
+        self.next_element_seed(PhantomData)
+    }
+
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'a>>(
         &mut self,
@@ -177,6 +267,11 @@ impl<'n, 'a> ListSeq<'n, 'a> {
 
 impl<'n, 'a> SeqAccess<'a> for ListSeq<'n, 'a> {
     type Error = DeError;
+
+    #[inline(always)]
+    fn next_element<T: Deserialize<'a>>(&mut self) -> Result<Option<T>, DeError> {
+        self.next_element_seed(PhantomData)
+    }
 
     #[inline(always)]
     fn next_element_seed<T: DeserializeSeed<'a>>(

@@ -11,15 +11,16 @@ use arrow_schema::TimeUnit;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, Visitor};
 
-use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, StructMap};
-use super::column::{Column, Kind};
+use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, read_struct};
+use super::column::{Column, Kind, at, range_at};
 use super::error::DeError;
 use super::text::{self, StackBuf};
 use crate::value::magic;
 
-/// One cell: a column and a row in it.
+/// One cell: a column and a row in it. `NON_NULL` is set once the cell is known not to be
+/// NULL (inside `Option`'s `visit_some`), so that the value's own read skips the check.
 #[derive(Clone, Copy)]
-pub(crate) struct CellDe<'n, 'a> {
+pub(crate) struct CellDe<'n, 'a, const NON_NULL: bool = false> {
     col: &'n Column<'a>,
     row: usize,
 }
@@ -27,9 +28,7 @@ pub(crate) struct CellDe<'n, 'a> {
 /// The `&str` of row `row` of a `Utf8`/`LargeUtf8` column.
 #[inline(always)]
 fn utf8_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usize) -> &'a str {
-    let start = offsets[row].try_into().unwrap_or(0);
-    let end = offsets[row + 1].try_into().unwrap_or(0);
-    let bytes = &data[start..end];
+    let bytes = bytes_at(offsets, data, row);
     // SAFETY: a `StringArray`'s values are UTF-8 between consecutive offsets; Arrow checks
     // this when the array is built (or its builder vouched for it with an `unsafe`
     // constructor), and `StringArray::value` relies on the same invariant.
@@ -38,9 +37,9 @@ fn utf8_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usi
 
 #[inline(always)]
 fn bytes_at<'a, O: Copy + TryInto<usize>>(offsets: &[O], data: &'a [u8], row: usize) -> &'a [u8] {
-    let start = offsets[row].try_into().unwrap_or(0);
-    let end = offsets[row + 1].try_into().unwrap_or(0);
-    &data[start..end]
+    let start = at(offsets, row).try_into().unwrap_or(0);
+    let end = at(offsets, row + 1).try_into().unwrap_or(0);
+    range_at(data, start, end)
 }
 
 /// `10^k` as an `i128`, for `k <= 38`.
@@ -81,10 +80,17 @@ impl<'n, 'a> CellDe<'n, 'a> {
     pub(crate) fn new(col: &'n Column<'a>, row: usize) -> Self {
         CellDe { col, row }
     }
+}
+
+impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        !NON_NULL && self.col.is_null(self.row)
+    }
 
     #[inline(always)]
     fn check_null(&self) -> Result<(), DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             Err(DeError::null())
         } else {
             Ok(())
@@ -127,7 +133,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
 
     /// The dictionary's value for this row.
     #[inline]
-    fn resolve(keys: &[usize], values: &'n Column<'a>, row: usize) -> Self {
+    fn resolve(keys: &[usize], values: &'n Column<'a>, row: usize) -> CellDe<'n, 'a> {
         CellDe::new(values, keys[row])
     }
 
@@ -140,37 +146,42 @@ impl<'n, 'a> CellDe<'n, 'a> {
     }
 
     /// Writes the canonical text of a scalar that is not a string or bytes.
+    #[inline(never)]
     fn write_text(&self, buf: &mut StackBuf) -> Result<(), DeError> {
         let r = self.row;
         let done = match &self.col.kind {
             Kind::Bool(b) => buf.push_str(if b.get(r) { "true" } else { "false" }),
-            Kind::Int8(x) => buf.push_i64(x[r] as i64),
-            Kind::Int16(x) => buf.push_i64(x[r] as i64),
-            Kind::Int32(x) => buf.push_i64(x[r] as i64),
-            Kind::Int64(x) => buf.push_i64(x[r]),
-            Kind::UInt8(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt16(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt32(x) => buf.push_u64(x[r] as u64),
-            Kind::UInt64(x) => buf.push_u64(x[r]),
-            Kind::Float16(x) => text::write_f64(buf, x[r].to_f64()),
-            Kind::Float32(x) => text::write_f64(buf, x[r] as f64),
-            Kind::Float64(x) => text::write_f64(buf, x[r]),
+            Kind::Int8(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int16(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int32(x) => buf.push_i64(at(x, r) as i64),
+            Kind::Int64(x) => buf.push_i64(at(x, r)),
+            Kind::UInt8(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt16(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt32(x) => buf.push_u64(at(x, r) as u64),
+            Kind::UInt64(x) => buf.push_u64(at(x, r)),
+            Kind::Float16(x) => text::write_f64(buf, at(x, r).to_f64()),
+            Kind::Float32(x) => text::write_f64(buf, at(x, r) as f64),
+            Kind::Float64(x) => text::write_f64(buf, at(x, r)),
             Kind::Decimal32 { values, scale } => {
-                text::write_decimal_i128(buf, values[r] as i128, *scale)
+                text::write_decimal_i128(buf, at(values, r) as i128, *scale)
             }
             Kind::Decimal64 { values, scale } => {
-                text::write_decimal_i128(buf, values[r] as i128, *scale)
+                text::write_decimal_i128(buf, at(values, r) as i128, *scale)
             }
-            Kind::Decimal128 { values, scale } => text::write_decimal_i128(buf, values[r], *scale),
-            Kind::Decimal256 { values, scale } => text::write_decimal_i256(buf, values[r], *scale),
-            Kind::Date32(x) => text::write_date(buf, x[r] as i64),
-            Kind::Date64(x) => text::write_date(buf, x[r].div_euclid(86_400_000)),
+            Kind::Decimal128 { values, scale } => {
+                text::write_decimal_i128(buf, at(values, r), *scale)
+            }
+            Kind::Decimal256 { values, scale } => {
+                text::write_decimal_i256(buf, at(values, r), *scale)
+            }
+            Kind::Date32(x) => text::write_date(buf, at(x, r) as i64),
+            Kind::Date64(x) => text::write_date(buf, at(x, r).div_euclid(86_400_000)),
             Kind::Time32 { values, unit } => {
-                let (s, n) = text::secs_nanos(values[r] as i64, *unit);
+                let (s, n) = text::secs_nanos(at(values, r) as i64, *unit);
                 text::write_time(buf, s, n)
             }
             Kind::Time64 { values, unit } => {
-                let (s, n) = text::secs_nanos(values[r], *unit);
+                let (s, n) = text::secs_nanos(at(values, r), *unit);
                 text::write_time(buf, s, n)
             }
             Kind::Timestamp {
@@ -178,20 +189,23 @@ impl<'n, 'a> CellDe<'n, 'a> {
                 unit,
                 zoned,
             } => {
-                let (s, n) = text::secs_nanos(values[r], *unit);
+                let (s, n) = text::secs_nanos(at(values, r), *unit);
                 if *zoned {
                     text::write_timestamp(buf, s, n)
                 } else {
                     text::write_datetime(buf, s, n)
                 }
             }
-            Kind::Duration(values) => buf.push_i64(values[r]),
-            Kind::IntervalYearMonth(x) => write_interval(buf, x[r], 0, 0),
-            Kind::IntervalDayTime(x) => {
-                write_interval(buf, 0, x[r].days, x[r].milliseconds as i64 * 1_000_000)
-            }
+            Kind::Duration(values) => buf.push_i64(at(values, r)),
+            Kind::IntervalYearMonth(x) => write_interval(buf, at(x, r), 0, 0),
+            Kind::IntervalDayTime(x) => write_interval(
+                buf,
+                0,
+                at(x, r).days,
+                at(x, r).milliseconds as i64 * 1_000_000,
+            ),
             Kind::IntervalMonthDayNano(x) => {
-                write_interval(buf, x[r].months, x[r].days, x[r].nanoseconds)
+                write_interval(buf, at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
             }
             Kind::Dictionary { keys, values } => {
                 return Self::resolve(keys, values, r).write_text(buf);
@@ -207,22 +221,25 @@ impl<'n, 'a> CellDe<'n, 'a> {
     }
 
     /// The value in its natural serde form; the caller has checked it is not NULL.
+    // Kept out of line: it is the fallback of every typed read, and inlined it would make
+    // them too big for serde's own wrappers (`Option<T>`, `String`) to inline.
+    #[inline(never)]
     fn any_nonnull<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         let r = self.row;
         let out = match &self.col.kind {
             Kind::Null => return v.visit_none(),
             Kind::Bool(b) => v.visit_bool(b.get(r)),
-            Kind::Int8(x) => v.visit_i8(x[r]),
-            Kind::Int16(x) => v.visit_i16(x[r]),
-            Kind::Int32(x) => v.visit_i32(x[r]),
-            Kind::Int64(x) => v.visit_i64(x[r]),
-            Kind::UInt8(x) => v.visit_u8(x[r]),
-            Kind::UInt16(x) => v.visit_u16(x[r]),
-            Kind::UInt32(x) => v.visit_u32(x[r]),
-            Kind::UInt64(x) => v.visit_u64(x[r]),
-            Kind::Float16(x) => v.visit_f32(x[r].to_f32()),
-            Kind::Float32(x) => v.visit_f32(x[r]),
-            Kind::Float64(x) => v.visit_f64(x[r]),
+            Kind::Int8(x) => v.visit_i8(at(x, r)),
+            Kind::Int16(x) => v.visit_i16(at(x, r)),
+            Kind::Int32(x) => v.visit_i32(at(x, r)),
+            Kind::Int64(x) => v.visit_i64(at(x, r)),
+            Kind::UInt8(x) => v.visit_u8(at(x, r)),
+            Kind::UInt16(x) => v.visit_u16(at(x, r)),
+            Kind::UInt32(x) => v.visit_u32(at(x, r)),
+            Kind::UInt64(x) => v.visit_u64(at(x, r)),
+            Kind::Float16(x) => v.visit_f32(at(x, r).to_f32()),
+            Kind::Float32(x) => v.visit_f32(at(x, r)),
+            Kind::Float64(x) => v.visit_f64(at(x, r)),
             Kind::Utf8 { offsets, data } => v.visit_borrowed_str(utf8_at(offsets, data, r)),
             Kind::LargeUtf8 { offsets, data } => v.visit_borrowed_str(utf8_at(offsets, data, r)),
             Kind::Utf8View(a) => v.visit_borrowed_str(a.value(r)),
@@ -232,7 +249,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
             | Kind::LargeBinary { .. }
             | Kind::BinaryView(_)
             | Kind::FixedBinary(_) => v.visit_seq(BytesSeq::new(self.binary().unwrap_or_default())),
-            Kind::Duration(values) => v.visit_i64(values[r]),
+            Kind::Duration(values) => v.visit_i64(at(values, r)),
             Kind::List { offsets, items } => {
                 let (s, e) = offsets.range(r);
                 return v.visit_seq(ListSeq::new(items, s, e));
@@ -259,49 +276,128 @@ impl<'n, 'a> CellDe<'n, 'a> {
         self.leaf(out)
     }
 
-    /// Integer targets: integer columns as they are, DATE as days and TIME, DATETIME and
-    /// TIMESTAMP as microseconds, whole decimals as their value.
+    // The hot reads: the column type each target usually meets, inline; everything else
+    // (other types, dictionaries, fallbacks) out of line in the `*_other` functions, which
+    // keeps these small enough for serde's wrappers to inline and free of recursion.
+
     #[inline(always)]
     fn int<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Int64(x) if !self.is_null() => self.leaf(v.visit_i64(at(x, self.row))),
+            _ => self.int_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn float<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Float64(x) if !self.is_null() => self.leaf(v.visit_f64(at(x, self.row))),
+            _ => self.float_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn text<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Utf8 { offsets, data } if !self.is_null() => {
+                self.leaf(v.visit_borrowed_str(utf8_at(offsets, data, self.row)))
+            }
+            _ => self.text_other(v),
+        }
+    }
+
+    #[inline(always)]
+    fn magic<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
+        let r = self.row;
+        let out = match (name, &self.col.kind) {
+            (magic::NUMERIC, Kind::Decimal128 { values, scale: 9 }) if !self.is_null() => {
+                v.visit_i128(at(values, r))
+            }
+            (magic::DATE, Kind::Date32(x)) if !self.is_null() => v.visit_i32(at(x, r)),
+            (
+                magic::TIMESTAMP,
+                Kind::Timestamp {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                    ..
+                },
+            )
+            | (
+                magic::DATETIME,
+                Kind::Timestamp {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                    zoned: false,
+                },
+            )
+            | (
+                magic::TIME,
+                Kind::Time64 {
+                    values,
+                    unit: TimeUnit::Microsecond,
+                },
+            ) if !self.is_null() => v.visit_i64(at(values, r)),
+            _ => return self.magic_other(name, v),
+        };
+        self.leaf(out)
+    }
+
+    #[inline(never)]
+    fn bool_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        self.check_null()?;
+        match &self.col.kind {
+            Kind::Bool(b) => v.visit_bool(b.get(self.row)),
+            Kind::Dictionary { keys, values } => {
+                de::Deserializer::deserialize_bool(Self::resolve(keys, values, self.row), v)
+            }
+            _ => self.any_nonnull(v),
+        }
+    }
+
+    /// Integer targets: integer columns as they are, DATE as days and TIME, DATETIME and
+    /// TIMESTAMP as microseconds, whole decimals as their value.
+    #[inline(never)]
+    fn int_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
-            Kind::Int64(x) => v.visit_i64(x[r]),
-            Kind::Int32(x) => v.visit_i32(x[r]),
-            Kind::Int16(x) => v.visit_i16(x[r]),
-            Kind::Int8(x) => v.visit_i8(x[r]),
-            Kind::UInt64(x) => v.visit_u64(x[r]),
-            Kind::UInt32(x) => v.visit_u32(x[r]),
-            Kind::UInt16(x) => v.visit_u16(x[r]),
-            Kind::UInt8(x) => v.visit_u8(x[r]),
-            Kind::Date32(x) => v.visit_i32(x[r]),
+            Kind::Int64(x) => v.visit_i64(at(x, r)),
+            Kind::Int32(x) => v.visit_i32(at(x, r)),
+            Kind::Int16(x) => v.visit_i16(at(x, r)),
+            Kind::Int8(x) => v.visit_i8(at(x, r)),
+            Kind::UInt64(x) => v.visit_u64(at(x, r)),
+            Kind::UInt32(x) => v.visit_u32(at(x, r)),
+            Kind::UInt16(x) => v.visit_u16(at(x, r)),
+            Kind::UInt8(x) => v.visit_u8(at(x, r)),
+            Kind::Date32(x) => v.visit_i32(at(x, r)),
             Kind::Date64(x) => {
-                let ms = x[r];
+                let ms = at(x, r);
                 if ms % 86_400_000 != 0 {
                     return Err(self.precision_error("a DATE"));
                 }
                 v.visit_i64(ms / 86_400_000)
             }
-            Kind::Time32 { values, unit } => match text::to_micros(values[r] as i64, *unit) {
+            Kind::Time32 { values, unit } => match text::to_micros(at(values, r) as i64, *unit) {
                 Some(us) => v.visit_i64(us),
                 None => return Err(self.precision_error("microseconds")),
             },
             Kind::Time64 { values, unit } | Kind::Timestamp { values, unit, .. } => {
-                match text::to_micros(values[r], *unit) {
+                match text::to_micros(at(values, r), *unit) {
                     Some(us) => v.visit_i64(us),
                     None => return Err(self.precision_error("microseconds")),
                 }
             }
-            Kind::Duration(values) => v.visit_i64(values[r]),
-            Kind::Decimal32 { values, scale } => self.whole(values[r] as i128, *scale, v),
-            Kind::Decimal64 { values, scale } => self.whole(values[r] as i128, *scale, v),
-            Kind::Decimal128 { values, scale } => self.whole(values[r], *scale, v),
+            Kind::Duration(values) => v.visit_i64(at(values, r)),
+            Kind::Decimal32 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
+            Kind::Decimal64 { values, scale } => self.whole(at(values, r) as i128, *scale, v),
+            Kind::Decimal128 { values, scale } => self.whole(at(values, r), *scale, v),
             Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).int(v),
             _ => return self.any_nonnull(v),
         };
         self.leaf(out)
     }
 
+    #[inline(never)]
     fn whole<V: Visitor<'a>>(&self, unscaled: i128, scale: i8, v: V) -> Result<V::Value, DeError> {
         match rescale_i128(unscaled, scale, 0) {
             Some(i) => v.visit_i128(i),
@@ -309,14 +405,14 @@ impl<'n, 'a> CellDe<'n, 'a> {
         }
     }
 
-    #[inline(always)]
-    fn float<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn float_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
-            Kind::Float64(x) => v.visit_f64(x[r]),
-            Kind::Float32(x) => v.visit_f32(x[r]),
-            Kind::Float16(x) => v.visit_f32(x[r].to_f32()),
+            Kind::Float64(x) => v.visit_f64(at(x, r)),
+            Kind::Float32(x) => v.visit_f32(at(x, r)),
+            Kind::Float16(x) => v.visit_f32(at(x, r).to_f32()),
             Kind::Decimal32 { .. }
             | Kind::Decimal64 { .. }
             | Kind::Decimal128 { .. }
@@ -330,7 +426,9 @@ impl<'n, 'a> CellDe<'n, 'a> {
                     Err(_) => return Err(self.precision_error("an f64")),
                 }
             }
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).float(v),
+            Kind::Dictionary { keys, values } => {
+                return Self::resolve(keys, values, r).float(v);
+            }
             Kind::Int8(_)
             | Kind::Int16(_)
             | Kind::Int32(_)
@@ -346,8 +444,8 @@ impl<'n, 'a> CellDe<'n, 'a> {
 
     /// String targets: strings as they are (borrowed), bytes as base64 (BigQuery's REST
     /// form) and every other scalar as its canonical text.
-    #[inline(always)]
-    fn text<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn text_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let out = match &self.col.kind {
@@ -397,7 +495,9 @@ impl<'n, 'a> CellDe<'n, 'a> {
             Kind::Utf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::LargeUtf8 { offsets, data } => v.visit_borrowed_bytes(bytes_at(offsets, data, r)),
             Kind::Utf8View(a) => v.visit_borrowed_bytes(a.value(r).as_bytes()),
-            Kind::Dictionary { keys, values } => return Self::resolve(keys, values, r).bytes(v),
+            Kind::Dictionary { keys, values } => {
+                return Self::resolve(keys, values, r).bytes(v);
+            }
             _ => match self.binary() {
                 Some(b) => v.visit_borrowed_bytes(b),
                 None => return self.any_nonnull(v),
@@ -406,7 +506,19 @@ impl<'n, 'a> CellDe<'n, 'a> {
         self.leaf(out)
     }
 
+    #[inline(always)]
     fn seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::List { offsets, items } if !self.is_null() => {
+                let (s, e) = offsets.range(self.row);
+                v.visit_seq(ListSeq::new(items, s, e))
+            }
+            _ => self.seq_other(v),
+        }
+    }
+
+    #[inline(never)]
+    fn seq_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         match &self.col.kind {
@@ -438,9 +550,21 @@ impl<'n, 'a> CellDe<'n, 'a> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value, DeError> {
+        match &self.col.kind {
+            Kind::Struct(node) if !self.is_null() => read_struct(node, fields, self.row, v),
+            _ => self.structure_other(fields, v),
+        }
+    }
+
+    #[inline(never)]
+    fn structure_other<V: Visitor<'a>>(
+        self,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
-            Kind::Struct(node) => v.visit_map(StructMap::new(node, node.plan(fields), self.row)),
+            Kind::Struct(node) => read_struct(node, fields, self.row, v),
             Kind::Dictionary { keys, values } => {
                 Self::resolve(keys, values, self.row).structure(fields, v)
             }
@@ -465,8 +589,8 @@ impl<'n, 'a> CellDe<'n, 'a> {
 
     /// bigq's value types: the raw Arrow value when the column has the matching type (see
     /// `value::serde_impls`), the natural form otherwise.
-    #[inline(always)]
-    fn magic<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
+    #[inline(never)]
+    fn magic_other<V: Visitor<'a>>(self, name: &'static str, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         let r = self.row;
         let kind = &self.col.kind;
@@ -480,9 +604,12 @@ impl<'n, 'a> CellDe<'n, 'a> {
         let out = match name {
             magic::NUMERIC => {
                 let (unscaled, scale) = match kind {
-                    Kind::Decimal128 { values, scale } => (values[r], *scale),
-                    Kind::Decimal64 { values, scale } => (values[r] as i128, *scale),
-                    Kind::Decimal32 { values, scale } => (values[r] as i128, *scale),
+                    Kind::Decimal128 { values, scale: 9 } => {
+                        return self.leaf(v.visit_i128(at(values, r)));
+                    }
+                    Kind::Decimal128 { values, scale } => (at(values, r), *scale),
+                    Kind::Decimal64 { values, scale } => (at(values, r) as i128, *scale),
+                    Kind::Decimal32 { values, scale } => (at(values, r) as i128, *scale),
                     _ => return self.any_nonnull(v),
                 };
                 match rescale_i128(unscaled, scale, 9) {
@@ -492,13 +619,13 @@ impl<'n, 'a> CellDe<'n, 'a> {
             }
             magic::BIGNUMERIC => {
                 let (unscaled, scale) = match kind {
-                    Kind::Decimal256 { values, scale } => (values[r], *scale),
-                    Kind::Decimal128 { values, scale } => (i256::from_i128(values[r]), *scale),
+                    Kind::Decimal256 { values, scale } => (at(values, r), *scale),
+                    Kind::Decimal128 { values, scale } => (i256::from_i128(at(values, r)), *scale),
                     Kind::Decimal64 { values, scale } => {
-                        (i256::from_i128(values[r] as i128), *scale)
+                        (i256::from_i128(at(values, r) as i128), *scale)
                     }
                     Kind::Decimal32 { values, scale } => {
-                        (i256::from_i128(values[r] as i128), *scale)
+                        (i256::from_i128(at(values, r) as i128), *scale)
                     }
                     _ => return self.any_nonnull(v),
                 };
@@ -508,7 +635,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
                 }
             }
             magic::DATE => match kind {
-                Kind::Date32(x) => v.visit_i32(x[r]),
+                Kind::Date32(x) => v.visit_i32(at(x, r)),
                 Kind::Date64(_) => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
@@ -521,7 +648,7 @@ impl<'n, 'a> CellDe<'n, 'a> {
                     values,
                     unit: TimeUnit::Microsecond,
                     zoned: false,
-                } => v.visit_i64(values[r]),
+                } => v.visit_i64(at(values, r)),
                 Kind::Timestamp { zoned: false, .. } => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
@@ -530,16 +657,18 @@ impl<'n, 'a> CellDe<'n, 'a> {
                     values,
                     unit: TimeUnit::Microsecond,
                     ..
-                } => v.visit_i64(values[r]),
+                } => v.visit_i64(at(values, r)),
                 Kind::Timestamp { .. } => return self.int(v),
                 _ => return self.any_nonnull(v),
             },
             magic::INTERVAL => {
                 let (months, days, nanos) = match kind {
-                    Kind::IntervalMonthDayNano(x) => (x[r].months, x[r].days, x[r].nanoseconds),
-                    Kind::IntervalYearMonth(x) => (x[r], 0, 0),
+                    Kind::IntervalMonthDayNano(x) => {
+                        (at(x, r).months, at(x, r).days, at(x, r).nanoseconds)
+                    }
+                    Kind::IntervalYearMonth(x) => (at(x, r), 0, 0),
                     Kind::IntervalDayTime(x) => {
-                        (0, x[r].days, x[r].milliseconds as i64 * 1_000_000)
+                        (0, at(x, r).days, at(x, r).milliseconds as i64 * 1_000_000)
                     }
                     _ => return self.any_nonnull(v),
                 };
@@ -569,41 +698,37 @@ fn write_interval(
     )
 }
 
-impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
+impl<'n, 'a, const NON_NULL: bool> de::Deserializer<'a> for CellDe<'n, 'a, NON_NULL> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             return v.visit_none();
         }
         self.any_nonnull(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_bool<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        self.check_null()?;
         match &self.col.kind {
-            Kind::Bool(b) => v.visit_bool(b.get(self.row)),
-            Kind::Dictionary { keys, values } => {
-                Self::resolve(keys, values, self.row).deserialize_bool(v)
-            }
-            _ => self.any_nonnull(v),
+            Kind::Bool(b) if !self.is_null() => v.visit_bool(b.get(self.row)),
+            _ => self.bool_other(v),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_i8<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i16<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_i64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
@@ -611,19 +736,19 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
     fn deserialize_i128<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u8<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u16<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_u64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
@@ -631,22 +756,22 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
     fn deserialize_u128<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_f32<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.float(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_f64<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.float(v)
     }
     fn deserialize_char<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_str<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
-    #[inline]
+    #[inline(always)]
     fn deserialize_string<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.text(v)
     }
@@ -657,17 +782,20 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.bytes(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_option<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             v.visit_none()
         } else {
-            v.visit_some(self)
+            v.visit_some(CellDe::<'n, 'a, true> {
+                col: self.col,
+                row: self.row,
+            })
         }
     }
 
     fn deserialize_unit<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        if self.col.is_null(self.row) {
+        if self.is_null() {
             return v.visit_unit();
         }
         self.any_nonnull(v)
@@ -681,7 +809,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.deserialize_unit(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_newtype_struct<V: Visitor<'a>>(
         self,
         name: &'static str,
@@ -694,6 +822,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         }
     }
 
+    #[inline(always)]
     fn deserialize_seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.seq(v)
     }
@@ -715,7 +844,7 @@ impl<'n, 'a> de::Deserializer<'a> for CellDe<'n, 'a> {
         self.map(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn deserialize_struct<V: Visitor<'a>>(
         self,
         _name: &'static str,

@@ -17,6 +17,30 @@ use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 
 use super::node::StructNode;
 
+/// `s[i]` without a bounds check, for `i` a row of the column `s` holds values of.
+///
+/// A cell is only ever built with a row below its column's length: the batch's rows for
+/// its own columns, and for nested columns the rows that list offsets, struct layout and
+/// (normalized) dictionary keys point at, all of which Arrow checks when an array is built
+/// (an array built with an `unsafe` constructor carries its caller's promise of the same).
+/// Each values slice holds one element per row, and offsets one more. Arrow's own
+/// `value(i)` accessors rely on the same invariants after checking `i` against the length.
+#[inline(always)]
+pub(crate) fn at<T: Copy>(s: &[T], i: usize) -> T {
+    debug_assert!(i < s.len());
+    // SAFETY: see above.
+    unsafe { *s.get_unchecked(i) }
+}
+
+/// `&data[start..end]` without a bounds check, for offsets read from a valid Arrow
+/// array (see [`at`]), which lie within its data and do not decrease.
+#[inline(always)]
+pub(crate) fn range_at(data: &[u8], start: usize, end: usize) -> &[u8] {
+    debug_assert!(start <= end && end <= data.len());
+    // SAFETY: see above.
+    unsafe { data.get_unchecked(start..end) }
+}
+
 /// A bitmap (validity or boolean values) with its bit offset.
 #[derive(Clone, Copy)]
 pub(crate) struct Bits<'a> {
@@ -36,7 +60,7 @@ impl<'a> Bits<'a> {
     #[inline(always)]
     pub(crate) fn get(self, i: usize) -> bool {
         let j = i + self.offset;
-        (self.bytes[j >> 3] >> (j & 7)) & 1 != 0
+        (at(self.bytes, j >> 3) >> (j & 7)) & 1 != 0
     }
 }
 
@@ -55,8 +79,8 @@ impl ListOffsets<'_> {
     #[inline(always)]
     pub(crate) fn range(&self, row: usize) -> (usize, usize) {
         match self {
-            ListOffsets::I32(o) => (o[row] as usize, o[row + 1] as usize),
-            ListOffsets::I64(o) => (o[row] as usize, o[row + 1] as usize),
+            ListOffsets::I32(o) => (at(o, row) as usize, at(o, row + 1) as usize),
+            ListOffsets::I64(o) => (at(o, row) as usize, at(o, row + 1) as usize),
             ListOffsets::Fixed { len, start } => {
                 let s = start + row * len;
                 (s, s + len)
@@ -66,6 +90,10 @@ impl ListOffsets<'_> {
 }
 
 /// The values of a column, by Arrow type.
+///
+/// `repr(u8)` keeps the variant in a plain tag byte: left to the compiler it hides in a
+/// niche of a field, and every cell read then spends several instructions decoding it.
+#[repr(u8)]
 pub(crate) enum Kind<'a> {
     /// `Null`: every value is NULL.
     Null,
@@ -161,12 +189,25 @@ pub(crate) enum Kind<'a> {
     Unsupported,
 }
 
+/// Which values of a column are NULL.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum Nulls<'a> {
+    /// None.
+    None,
+    /// Those whose validity bit is clear.
+    Some(Bits<'a>),
+    /// All (an Arrow `Null` column).
+    All,
+    /// A dictionary's: NULL keys (this validity) and keys of NULL values.
+    Dictionary(Option<Bits<'a>>),
+}
+
 /// One prepared column.
 pub(crate) struct Column<'a> {
     /// The Arrow type, for error messages.
     pub(crate) data_type: &'a DataType,
-    /// Validity; `None` when no value is NULL.
-    pub(crate) nulls: Option<Bits<'a>>,
+    pub(crate) nulls: Nulls<'a>,
     pub(crate) kind: Kind<'a>,
 }
 
@@ -179,11 +220,16 @@ impl<'a> Column<'a> {
     /// Prepares `array` (any Arrow array).
     pub(crate) fn of(array: &'a dyn Array) -> Self {
         let data_type = array.data_type();
-        let nulls = array
-            .nulls()
-            .filter(|n| n.null_count() > 0)
-            .map(|n| Bits::of(n.inner()));
         let kind = prepare(array, data_type);
+        let nulls = match array.nulls() {
+            _ if matches!(data_type, DataType::Null) => Nulls::All,
+            n if matches!(kind, Kind::Dictionary { .. }) => Nulls::Dictionary(
+                n.filter(|n| n.null_count() > 0)
+                    .map(|n| Bits::of(n.inner())),
+            ),
+            Some(n) if n.null_count() > 0 => Nulls::Some(Bits::of(n.inner())),
+            _ => Nulls::None,
+        };
         Column {
             data_type,
             nulls,
@@ -195,8 +241,21 @@ impl<'a> Column<'a> {
     #[inline(always)]
     pub(crate) fn is_null(&self, row: usize) -> bool {
         match self.nulls {
-            Some(bits) => !bits.get(row),
-            None => matches!(self.kind, Kind::Null),
+            Nulls::None => false,
+            Nulls::Some(bits) => !bits.get(row),
+            _ => self.rare_null(row),
+        }
+    }
+
+    /// `Null` columns and dictionaries, out of line to keep the common check small.
+    #[inline(never)]
+    fn rare_null(&self, row: usize) -> bool {
+        match (&self.nulls, &self.kind) {
+            (Nulls::All, _) => true,
+            (Nulls::Dictionary(key_nulls), Kind::Dictionary { keys, values }) => {
+                key_nulls.is_some_and(|b| !b.get(row)) || values.is_null(at(keys, row))
+            }
+            _ => false,
         }
     }
 }

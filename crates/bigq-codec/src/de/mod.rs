@@ -59,6 +59,26 @@
 //! for nested fields), the row over the whole result and, for a value that did not fit,
 //! the value: `NULL into a non-Option field (column `info.b`, row 17)`.
 
+//!
+//! # How it is fast
+//!
+//! - Per batch, not per cell: each column is downcast once into plain slices, and each
+//!   target struct's fields are matched to columns once (keyed by the address of serde's
+//!   `FIELDS` list). [`RowDecoder`] also keeps the per-batch
+//!   vectors from one batch to the next.
+//! - Structs are handed to serde's derived visitors as a sequence, not a map, once the
+//!   first row of a batch has shown that to be right (no key is compared per row); a struct
+//!   with `#[serde(alias)]` or a hand-written map-only visitor falls back to keys, which
+//!   are the `&'static str`s of `FIELDS` (exactly what derive matches, aliases included).
+//! - Each typed read inlines only the column type it usually meets; every other type is
+//!   out of line. bigq's value types get the Arrow integer itself, no text in between.
+//! - Text (dates, decimals) is written into a buffer on the stack; `String` targets get
+//!   one allocation, from a borrowed `&str`.
+//!
+//! Decoding the 1M-row, 20-column scan table of the benchmarks (`bench/benches/
+//! arrow_serde.rs`) into a derived struct takes about 2.3 G instructions, a third of them
+//! in the allocator for the rows' own strings.
+
 mod access;
 mod cell;
 mod column;

@@ -4,7 +4,7 @@
 
 use serde::de::{self, Visitor};
 
-use super::access::{AllColumnsMap, ColumnsSeq, StructMap};
+use super::access::{AllColumnsMap, ColumnsSeq, read_struct};
 use super::cell::CellDe;
 use super::error::DeError;
 use super::node::StructNode;
@@ -64,7 +64,7 @@ impl<'n, 'a> de::Deserializer<'a> for RowDe<'n, 'a> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value, DeError> {
-        v.visit_map(StructMap::new(self.node, self.node.plan(fields), self.row))
+        read_struct(self.node, fields, self.row, v)
     }
 
     fn deserialize_seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {

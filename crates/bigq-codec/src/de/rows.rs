@@ -6,7 +6,7 @@ use arrow_array::RecordBatch;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::node::StructNode;
+use super::node::{self, Buffers, StructNode};
 use super::row::RowDe;
 use crate::CodecError;
 
@@ -29,6 +29,22 @@ pub fn extend_from_record_batch<T: DeserializeOwned>(
     row_offset: u64,
 ) -> Result<(), CodecError> {
     BatchRows::with_row_offset(batch, row_offset).decode_into(out)
+}
+
+/// Decodes one row, again if a struct plan turned from positional to named on the way
+/// (see [`node`](super::node)); that happens at most once per plan.
+#[inline(always)]
+fn decode_row<'a, T: Deserialize<'a>>(
+    node: &StructNode<'a>,
+    row: usize,
+) -> Result<T, super::error::DeError> {
+    loop {
+        let flips = node::flips();
+        let r = T::deserialize(RowDe::new(node, row));
+        if node::flips() == flips {
+            return r;
+        }
+    }
 }
 
 /// The rows of one batch, decoded into `T` one at a time.
@@ -54,8 +70,12 @@ impl<'a, T: Deserialize<'a>> BatchRows<'a, T> {
 
     /// The rows of `batch`, whose first row is row `row_offset` of the whole result.
     pub fn with_row_offset(batch: &'a RecordBatch, row_offset: u64) -> Self {
+        Self::with_buffers(batch, row_offset, Buffers::default())
+    }
+
+    fn with_buffers(batch: &'a RecordBatch, row_offset: u64, buffers: Buffers) -> Self {
         BatchRows {
-            node: StructNode::new(batch.schema_ref().fields(), batch.columns()),
+            node: StructNode::with_buffers(batch.schema_ref().fields(), batch.columns(), buffers),
             next: 0,
             len: batch.num_rows(),
             row_offset,
@@ -78,7 +98,7 @@ impl<'a, T: Deserialize<'a>> BatchRows<'a, T> {
             )
             .with_row(at));
         }
-        T::deserialize(RowDe::new(&self.node, index)).map_err(|e| e.at_row(at))
+        decode_row(&self.node, index).map_err(|e| e.at_row(at))
     }
 
     /// Decodes the rows not yet read and appends them to `out`. On error `out` is left as
@@ -86,17 +106,22 @@ impl<'a, T: Deserialize<'a>> BatchRows<'a, T> {
     pub fn decode_into(&mut self, out: &mut Vec<T>) -> Result<(), CodecError> {
         let before = out.len();
         out.reserve(self.len - self.next);
-        while self.next < self.len {
-            let i = self.next;
-            self.next += 1;
-            match T::deserialize(RowDe::new(&self.node, i)) {
+        for i in self.next..self.len {
+            let flips = node::flips();
+            let mut r = T::deserialize(RowDe::new(&self.node, i));
+            if node::flips() != flips {
+                r = decode_row(&self.node, i);
+            }
+            match r {
                 Ok(v) => out.push(v),
                 Err(e) => {
+                    self.next = i + 1;
                     out.truncate(before);
                     return Err(e.at_row(self.row_offset + i as u64));
                 }
             }
         }
+        self.next = self.len;
         Ok(())
     }
 }
@@ -111,10 +136,7 @@ impl<'a, T: Deserialize<'a>> Iterator for BatchRows<'a, T> {
         }
         let i = self.next;
         self.next += 1;
-        Some(
-            T::deserialize(RowDe::new(&self.node, i))
-                .map_err(|e| e.at_row(self.row_offset + i as u64)),
-        )
+        Some(decode_row(&self.node, i).map_err(|e| e.at_row(self.row_offset + i as u64)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -154,6 +176,8 @@ impl<'a, T: Deserialize<'a>> ExactSizeIterator for BatchRows<'a, T> {}
 /// ```
 pub struct RowDecoder<T> {
     next_row: u64,
+    /// The per-batch vectors, kept for the next batch.
+    buffers: Buffers,
     _target: PhantomData<fn() -> T>,
 }
 
@@ -181,6 +205,7 @@ impl<T> RowDecoder<T> {
     pub fn starting_at(row: u64) -> Self {
         RowDecoder {
             next_row: row,
+            buffers: Buffers::default(),
             _target: PhantomData,
         }
     }
@@ -207,7 +232,12 @@ impl<T> RowDecoder<T> {
     where
         T: DeserializeOwned,
     {
-        self.rows(batch).decode_into(out)
+        let buffers = std::mem::take(&mut self.buffers);
+        let mut rows = BatchRows::with_buffers(batch, self.next_row, buffers);
+        self.next_row += batch.num_rows() as u64;
+        let r = rows.decode_into(out);
+        self.buffers = rows.node.into_buffers();
+        r
     }
 
     /// Decodes the next batch.

@@ -27,9 +27,11 @@ impl StackBuf {
 
     #[inline]
     pub(crate) fn as_str(&self) -> &str {
-        // Only whole `str`s and ASCII bytes are ever written, so the bytes are UTF-8; the
-        // check is a few nanoseconds on these short texts and keeps this module safe code.
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+        let bytes = &self.buf[..self.len];
+        // SAFETY: the buffer is private to this module, whose every write is ASCII (digits,
+        // signs, `.`, `:`, `-`, `T`, `Z`) or a whole `str` (`push_str`, `fmt::Write`), so it
+        // holds UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
     #[inline]
@@ -51,16 +53,31 @@ impl StackBuf {
         Ok(())
     }
 
-    /// Writes `v` zero-padded to `width` digits.
+    /// Writes `v` zero-padded to `width` digits (at most 20).
     #[inline]
     fn push_padded(&mut self, v: u64, width: usize) -> fmt::Result {
+        // Two digits at a time from a table, as itoa does.
+        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+            2021222324252627282930313233343536373839\
+            4041424344454647484950515253545556575859\
+            6061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899";
         let mut tmp = [b'0'; 20];
         let mut i = tmp.len();
         let mut v = v;
-        while v > 0 {
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            tmp[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        if v >= 10 {
+            let pair = v as usize * 2;
+            i -= 2;
+            tmp[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        } else if v > 0 {
             i -= 1;
-            tmp[i] = b'0' + (v % 10) as u8;
-            v /= 10;
+            tmp[i] = b'0' + v as u8;
         }
         let start = i.min(tmp.len() - width.min(tmp.len()));
         self.push_bytes(&tmp[start..])
@@ -103,6 +120,26 @@ pub(crate) fn write_f64(out: &mut StackBuf, v: f64) -> fmt::Result {
 
 /// Writes the decimal `unscaled * 10^-scale` with no trailing zeros after the point.
 pub(crate) fn write_decimal_i128(out: &mut StackBuf, unscaled: i128, scale: i8) -> fmt::Result {
+    // Most values fit a u64 with at most 19 digits of scale: split at the point with one
+    // division and write both halves two digits at a time.
+    if let (Ok(abs), 0..=19) = (u64::try_from(unscaled.unsigned_abs()), scale) {
+        let unit = 10u64.pow(scale as u32);
+        let (int, mut frac) = (abs / unit, abs % unit);
+        if unscaled < 0 {
+            out.push(b'-')?;
+        }
+        out.push_padded(int, 1)?;
+        if frac != 0 {
+            let mut width = scale as usize;
+            while frac % 10 == 0 {
+                frac /= 10;
+                width -= 1;
+            }
+            out.push(b'.')?;
+            out.push_padded(frac, width)?;
+        }
+        return Ok(());
+    }
     let mut digits = [0u8; 80];
     let n = digits_u128(unscaled.unsigned_abs(), &mut digits);
     place_point(out, unscaled < 0, &digits[digits.len() - n..], scale)
@@ -345,6 +382,10 @@ mod tests {
             "-99999999999999999999999999999.999999999",
             "10000000000000000000",
             "18446744073709551616.1",
+            "-0.5",
+            "9223372036854775807",
+            "18446744073.709551615",
+            "0.000000001",
         ] {
             let n: crate::value::Numeric = s.parse().unwrap();
             assert_eq!(text(|b| write_decimal_i128(b, n.to_scaled(), 9)), s);
@@ -356,6 +397,15 @@ mod tests {
         assert_eq!(text(|b| write_decimal_i128(b, 12, -3)), "12000");
         assert_eq!(text(|b| write_decimal_i128(b, 0, -3)), "0");
         assert_eq!(text(|b| write_decimal_i128(b, 5, 3)), "0.005");
+        assert_eq!(text(|b| write_decimal_i128(b, -12_300, 2)), "-123");
+        assert_eq!(
+            text(|b| write_decimal_i128(b, 1, 19)),
+            "0.0000000000000000001"
+        );
+        assert_eq!(
+            text(|b| write_decimal_i128(b, 1, 20)),
+            "0.00000000000000000001"
+        );
         for s in [
             "0",
             "1.5",

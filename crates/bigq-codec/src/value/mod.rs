@@ -11,6 +11,8 @@ mod types;
 
 #[cfg(any(feature = "chrono", feature = "jiff", feature = "time"))]
 mod convert;
+#[cfg(any(feature = "chrono", feature = "jiff", feature = "time"))]
+pub use convert::ConversionError;
 
 pub(crate) use serde_impls::{RANGE_FIELDS, interval_bytes};
 pub use types::*;

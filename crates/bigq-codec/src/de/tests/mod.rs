@@ -1,8 +1,12 @@
 //! Tests of the Arrow-to-serde decoder, on batches built in memory.
 
+// Tuples of many columns are what some tests are about.
+#![allow(clippy::type_complexity)]
+
 mod api;
 mod errors;
 mod nested;
+mod positional;
 mod types;
 
 use std::sync::Arc;

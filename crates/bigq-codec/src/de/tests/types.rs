@@ -391,6 +391,20 @@ fn dictionaries_resolve_keys_and_nulls() {
 }
 
 #[test]
+fn dictionary_values_may_be_null_too() {
+    let dict = DictionaryArray::<Int32Type>::try_new(
+        Int32Array::from(vec![Some(0), Some(1), None]),
+        Arc::new(StringArray::from(vec![Some("a"), None])),
+    )
+    .unwrap();
+    let b = batch(vec![("c", Arc::new(dict) as ArrayRef)]);
+    let r: Vec<(Option<String>,)> = from_record_batch(&b).unwrap();
+    assert_eq!(r, vec![(Some("a".into()),), (None,), (None,)]);
+    let e = from_record_batch::<(String,)>(&b).unwrap_err();
+    assert_eq!((e.column(), e.row()), (Some("c"), Some(1)));
+}
+
+#[test]
 fn timestamps_of_every_unit_and_date64() {
     let secs = D2024 as i64 * 86_400;
     let b = batch(vec![
