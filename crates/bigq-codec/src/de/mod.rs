@@ -89,7 +89,6 @@ mod rows;
 mod text;
 
 #[cfg(test)]
-#[allow(clippy::type_complexity)]
 mod tests;
 
 pub use rows::{BatchRows, RowDecoder, extend_from_record_batch, from_record_batch};
