@@ -20,7 +20,9 @@ fi
 cargo test --workspace --all-targets --all-features "$@"
 cargo test --workspace --doc --all-features
 
-# The main job of the README runs against the same emulator and must print its rows.
-out="$(bash scripts/quickstart.sh)"
+# The main job of the README runs against bigq-emulator and must print its rows.
+target_dir="${CARGO_TARGET_DIR:-$repo/target}"
+out="$(BIGQ_EMULATOR_BIN="$target_dir/debug/bigq-emulator" BIGQ_QUICKSTART_BIN="$target_dir/debug/examples/quickstart" \
+  bash scripts/quickstart.sh)"
 echo "$out"
 grep -q "^3 rows;" <<<"$out" || { echo "quickstart did not print its 3 rows" >&2; exit 1; }

@@ -203,6 +203,12 @@ impl WriteGuard<'_> {
             .ok_or_else(|| dataset_not_found(project, dataset))
     }
 
+    /// Makes a project known (with no datasets yet): the emulator's own project exists from
+    /// the start, so a missing dataset in it is `notFound`, as in BigQuery, not `accessDenied`.
+    pub fn add_project(&mut self, project: &str) {
+        self.0.projects.entry(project.to_string()).or_default();
+    }
+
     /// Creates a dataset; `duplicate` when it exists.
     pub fn create_dataset(&mut self, project: &str, dataset: &str, ds: Dataset) -> BqResult<()> {
         let p = self.0.projects.entry(project.to_string()).or_default();

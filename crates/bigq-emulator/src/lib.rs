@@ -91,6 +91,7 @@ impl EmulatorBuilder {
         let addr = listener.local_addr()?;
         let base_url = format!("http://{addr}");
         let catalog = Catalog::new();
+        catalog.write().add_project(&self.project);
         let state = Arc::new(rest::AppState {
             engine: sql::engine::Engine::new(catalog.clone()),
             catalog: catalog.clone(),
