@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
     let batches = batches();
     check(&batches);
     let mut g = c.benchmark_group("arrow_to_rows_1M");
-    g.throughput(Throughput::Elements(ROWS as u64));
+    g.throughput(Throughput::Elements(*ROWS as u64));
     g.sample_size(10);
     macro_rules! stream {
         ($name:literal, $f:ident, $t:ty) => {

@@ -38,7 +38,7 @@ fn timed(f: impl FnOnce() -> usize) -> Round {
     let start = Instant::now();
     let n = f();
     let wall = start.elapsed();
-    assert_eq!(n, ROWS);
+    assert_eq!(n, *ROWS);
     let cpu = cpu0.zip(on_cpu()).map(|(a, b)| Duration::from_nanos(b - a));
     Round { wall, cpu }
 }
@@ -58,8 +58,8 @@ fn summary(name: &str, rounds: Vec<Round>) -> (Duration, Option<Duration>) {
     println!(
         "{name:>16}: median {wall:>10.3?} wall ({:.0} ns/row, {:.2} M rows/s), fastest \
          {fastest:.3?}, median on CPU {}",
-        wall.as_nanos() as f64 / ROWS as f64,
-        ROWS as f64 / wall.as_secs_f64() / 1e6,
+        wall.as_nanos() as f64 / *ROWS as f64,
+        *ROWS as f64 / wall.as_secs_f64() / 1e6,
         cpu.map_or("?".to_string(), |c| format!("{c:.3?}")),
     );
     (wall, cpu)

@@ -14,7 +14,15 @@ use bigq_codec::de::RowDecoder;
 use bigq_codec::value::{Date, Numeric, Timestamp};
 use serde::Deserialize;
 
-pub const ROWS: usize = 1_000_000;
+/// Rows in the scan table: 1M in optimised builds (`cargo bench`, the release profile
+/// example); a few batches when `cargo test` runs the bench once in debug to keep it alive.
+pub static ROWS: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    if cfg!(debug_assertions) && !std::env::args().any(|a| a == "--bench") {
+        3 * BATCH
+    } else {
+        1_000_000
+    }
+});
 pub const BATCH: usize = 8192;
 
 /// splitmix64: a small deterministic generator.
@@ -225,9 +233,9 @@ fn make_batch(rng: &mut Rng, first: usize, n: usize) -> RecordBatch {
 
 pub fn batches() -> Vec<RecordBatch> {
     let mut rng = Rng(3);
-    (0..ROWS)
+    (0..*ROWS)
         .step_by(BATCH)
-        .map(|first| make_batch(&mut rng, first, BATCH.min(ROWS - first)))
+        .map(|first| make_batch(&mut rng, first, BATCH.min(*ROWS - first)))
         .collect()
 }
 
@@ -279,7 +287,7 @@ row_struct!(
 row_struct!(StdRow, String, i32, i64);
 
 pub fn decode_bigq<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) -> Vec<T> {
-    let mut out = Vec::with_capacity(ROWS);
+    let mut out = Vec::with_capacity(*ROWS);
     let mut decoder = RowDecoder::<T>::new();
     for b in batches {
         decoder.decode_into(b, &mut out).unwrap();
@@ -288,7 +296,7 @@ pub fn decode_bigq<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) -> V
 }
 
 pub fn decode_bigquery<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) -> Vec<T> {
-    let mut out = Vec::with_capacity(ROWS);
+    let mut out = Vec::with_capacity(*ROWS);
     for b in batches {
         for row in bigquery::BigQueryBatchRows::<T>::new(b) {
             out.push(row.unwrap());
@@ -301,8 +309,8 @@ pub fn decode_bigquery<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) 
 pub fn check(batches: &[RecordBatch]) {
     let a: Vec<StdRow> = decode_bigq(batches);
     let b: Vec<StdRow> = decode_bigquery(batches);
-    assert_eq!(a.len(), ROWS);
-    assert_eq!(b.len(), ROWS);
+    assert_eq!(a.len(), *ROWS);
+    assert_eq!(b.len(), *ROWS);
     for (x, y) in a.iter().zip(&b).step_by(997) {
         assert_eq!(x.id, y.id);
         assert_eq!(x.amount, y.amount);
