@@ -24,7 +24,8 @@ pub(crate) struct Request<'a> {
     pub method: Method,
     pub path: &'a [&'a str],
     pub query: Vec<(&'static str, String)>,
-    pub body: Option<Vec<u8>>,
+    /// Shared, so a retried request resends the same bytes without copying them.
+    pub body: Option<bytes::Bytes>,
     pub idempotent: Idempotent,
 }
 
@@ -61,7 +62,7 @@ impl<'a> Request<'a> {
             method: Method::POST,
             path,
             query: Vec::new(),
-            body: Some(body),
+            body: Some(body.into()),
             idempotent,
         })
     }
