@@ -1,9 +1,9 @@
 //! Typed rows on top of batch streams.
 
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use bigq_codec::de::RowDecoder;
 use futures::Stream;
 use serde::de::DeserializeOwned;
 
@@ -17,9 +17,9 @@ use crate::error::Result;
 pub struct RowStream<T> {
     batches: BatchStream,
     rows: std::vec::IntoIter<T>,
-    rows_before: u64,
+    /// Numbers rows over the whole result and keeps its per-batch buffers between batches.
+    decoder: RowDecoder<T>,
     failed: bool,
-    _t: PhantomData<fn() -> T>,
 }
 
 // The rows are only moved out, never pinned.
@@ -28,7 +28,7 @@ impl<T> Unpin for RowStream<T> {}
 impl<T> std::fmt::Debug for RowStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RowStream")
-            .field("rows_before", &self.rows_before)
+            .field("rows_decoded", &self.decoder.rows_decoded())
             .finish_non_exhaustive()
     }
 }
@@ -38,9 +38,8 @@ impl<T: DeserializeOwned> RowStream<T> {
         RowStream {
             batches,
             rows: Vec::new().into_iter(),
-            rows_before: 0,
+            decoder: RowDecoder::new(),
             failed: false,
-            _t: PhantomData,
         }
     }
 
@@ -65,15 +64,13 @@ impl<T: DeserializeOwned> Stream for RowStream<T> {
             }
             match Pin::new(&mut this.batches).poll_next(cx) {
                 Poll::Ready(Some(Ok(batch))) => {
-                    let mut rows = Vec::with_capacity(batch.num_rows());
-                    let offset = this.rows_before;
-                    this.rows_before += batch.num_rows() as u64;
-                    if let Err(e) =
-                        bigq_codec::de::extend_from_record_batch(&batch, &mut rows, offset)
-                    {
-                        this.failed = true;
-                        return Poll::Ready(Some(Err(e.into())));
-                    }
+                    let rows = match this.decoder.decode(&batch) {
+                        Ok(rows) => rows,
+                        Err(e) => {
+                            this.failed = true;
+                            return Poll::Ready(Some(Err(e.into())));
+                        }
+                    };
                     this.rows = rows.into_iter();
                 }
                 Poll::Ready(Some(Err(e))) => {
