@@ -16,6 +16,7 @@
 
 pub mod de;
 mod error;
+pub mod int64_text;
 pub mod json;
 pub mod schema;
 pub mod value;

@@ -211,51 +211,26 @@ pub struct TableFieldSchema {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "opt_i64_string"
+        with = "crate::int64_text::opt_i64"
     )]
     pub max_length: Option<i64>,
     /// Precision of a NUMERIC or BIGNUMERIC column.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "opt_i64_string"
+        with = "crate::int64_text::opt_i64"
     )]
     pub precision: Option<i64>,
     /// Scale of a NUMERIC or BIGNUMERIC column.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        with = "opt_i64_string"
+        with = "crate::int64_text::opt_i64"
     )]
     pub scale: Option<i64>,
     /// A default value expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_value_expression: Option<String>,
-}
-
-mod opt_i64_string {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => s.serialize_str(&v.to_string()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum StrOrInt {
-            S(String),
-            I(i64),
-        }
-        match Option::<StrOrInt>::deserialize(d)? {
-            None => Ok(None),
-            Some(StrOrInt::I(i)) => Ok(Some(i)),
-            Some(StrOrInt::S(s)) => s.parse().map(Some).map_err(serde::de::Error::custom),
-        }
-    }
 }
 
 impl TableFieldSchema {

@@ -36,20 +36,17 @@ pub struct Dataset {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "ser_opt_i64",
-        deserialize_with = "crate::query::opt_i64"
+        serialize_with = "bigq_codec::int64_text::opt_i64::serialize",
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
     )]
     pub default_table_expiration_ms: Option<i64>,
     /// Creation time, milliseconds since the epoch.
-    #[serde(default, skip_serializing, deserialize_with = "crate::query::opt_i64")]
+    #[serde(
+        default,
+        skip_serializing,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub creation_time: Option<i64>,
-}
-
-fn ser_opt_i64<S: serde::Serializer>(v: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => s.serialize_str(&v.to_string()),
-        None => s.serialize_none(),
-    }
 }
 
 impl Dataset {

@@ -35,16 +35,28 @@ pub struct Table {
     #[serde(default, rename = "type", skip_serializing)]
     pub table_type: Option<String>,
     /// Rows in the table (not counting the streaming buffer).
-    #[serde(default, skip_serializing, deserialize_with = "crate::query::opt_u64")]
+    #[serde(
+        default,
+        skip_serializing,
+        deserialize_with = "bigq_codec::int64_text::opt_u64::deserialize"
+    )]
     pub num_rows: Option<u64>,
     /// Bytes in the table.
-    #[serde(default, skip_serializing, deserialize_with = "crate::query::opt_i64")]
+    #[serde(
+        default,
+        skip_serializing,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub num_bytes: Option<i64>,
     /// The location.
     #[serde(default, skip_serializing)]
     pub location: Option<String>,
     /// Creation time, milliseconds since the epoch.
-    #[serde(default, skip_serializing, deserialize_with = "crate::query::opt_i64")]
+    #[serde(
+        default,
+        skip_serializing,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub creation_time: Option<i64>,
 }
 

@@ -33,7 +33,6 @@ pub use pages::BatchStream;
 pub(crate) use pages::PageSource;
 pub use params::{Param, ParamType, ParamValue, ToParam};
 pub use response::{DmlStats, JobReference, QueryStats};
-pub(crate) use response::{opt_i64, opt_u64};
 pub use rows::RowStream;
 
 use crate::client::Client;

@@ -26,13 +26,22 @@ pub struct JobReference {
 #[serde(rename_all = "camelCase")]
 pub struct DmlStats {
     /// Rows inserted.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub inserted_row_count: Option<i64>,
     /// Rows deleted.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub deleted_row_count: Option<i64>,
     /// Rows updated.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub updated_row_count: Option<i64>,
 }
 
@@ -57,22 +66,37 @@ pub struct QueryStats {
     #[serde(default, deserialize_with = "creation_reason")]
     pub job_creation_reason: Option<String>,
     /// Rows in the whole result.
-    #[serde(default, deserialize_with = "opt_u64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_u64::deserialize"
+    )]
     pub total_rows: Option<u64>,
     /// Bytes processed.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub total_bytes_processed: Option<i64>,
     /// Bytes billed.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub total_bytes_billed: Option<i64>,
     /// Slot milliseconds used.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub total_slot_ms: Option<i64>,
     /// Whether the result came from the cache.
     #[serde(default)]
     pub cache_hit: Option<bool>,
     /// Rows affected by a DML statement.
-    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(
+        default,
+        deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
+    )]
     pub num_dml_affected_rows: Option<i64>,
     /// Detailed DML counts.
     #[serde(default)]
@@ -142,32 +166,6 @@ impl QueryStats {
 
 fn creation_reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(Option::<CreationReason>::deserialize(d)?.and_then(|r| r.code))
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum StrOrNum {
-    S(String),
-    I(i64),
-    U(u64),
-}
-
-pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    match Option::<StrOrNum>::deserialize(d)? {
-        None => Ok(None),
-        Some(StrOrNum::I(i)) => Ok(Some(i)),
-        Some(StrOrNum::U(u)) => i64::try_from(u).map(Some).map_err(serde::de::Error::custom),
-        Some(StrOrNum::S(s)) => s.parse().map(Some).map_err(serde::de::Error::custom),
-    }
-}
-
-pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    match Option::<StrOrNum>::deserialize(d)? {
-        None => Ok(None),
-        Some(StrOrNum::I(i)) => u64::try_from(i).map(Some).map_err(serde::de::Error::custom),
-        Some(StrOrNum::U(u)) => Ok(Some(u)),
-        Some(StrOrNum::S(s)) => s.parse().map(Some).map_err(serde::de::Error::custom),
-    }
 }
 
 #[cfg(test)]
