@@ -330,37 +330,13 @@ async fn decode_page(
             return Ok(PageEnd::ConsumerGone);
         }
     }
-    let token = decoder
-        .metadata()
-        .get("pageToken")
-        .and_then(|t| t.as_str())
-        .map(str::to_string);
-    if let Some(e) = decoder
-        .metadata()
-        .get("errors")
-        .and_then(|e| e.as_array())
-        .filter(|e| !e.is_empty())
-        && sent == 0
-        && decoder.metadata().get("schema").is_none()
-        && decoder.metadata().get("totalRows").is_none()
-    {
-        let first = &e[0];
-        return Err((
-            Error::job(
-                first
-                    .get("reason")
-                    .and_then(|r| r.as_str())
-                    .map(str::to_string),
-                first
-                    .get("message")
-                    .and_then(|r| r.as_str())
-                    .unwrap_or("the query failed")
-                    .to_string(),
-                None,
-            ),
-            0,
-        ));
+    let has_total_rows = decoder.metadata().contains_key("totalRows");
+    let stats = super::QueryStats::from_metadata(decoder.take_metadata()).map_err(|e| (e, sent))?;
+    // A page that reports errors instead of a result fails the read.
+    if sent == 0 && !has_total_rows {
+        stats.check_errors().map_err(|e| (e, 0))?;
     }
+    let token = stats.page_token;
     // When the next page was prefetched, `next` holds it and the caller does not fetch again.
     Ok(PageEnd::Done { rows: sent, token })
 }
