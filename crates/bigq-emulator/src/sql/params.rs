@@ -7,6 +7,7 @@ use datafusion::sql::sqlparser::ast;
 use serde_json::{Map, Value};
 
 use crate::error::{BqError, BqResult};
+use crate::sql::rewrite::call;
 use crate::sql::values::json_to_scalar;
 
 /// Parameters of one query.
@@ -179,26 +180,6 @@ fn cast_expr(e: ast::Expr, t: &DataType) -> BqResult<ast::Expr> {
         data_type,
         array: false,
         format: None,
-    })
-}
-
-fn call(name: &str, args: Vec<ast::Expr>) -> ast::Expr {
-    ast::Expr::Function(ast::Function {
-        name: ast::ObjectName(vec![ast::ObjectNamePart::Identifier(ast::Ident::new(name))]),
-        uses_odbc_syntax: false,
-        parameters: ast::FunctionArguments::None,
-        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
-                .collect(),
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
     })
 }
 

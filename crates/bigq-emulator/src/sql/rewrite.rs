@@ -331,7 +331,8 @@ fn function_args(f: &ast::Function) -> Option<Vec<Expr>> {
     }
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+/// A call of the function `name` with positional arguments.
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(ast::Function {
         name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
         uses_odbc_syntax: false,
