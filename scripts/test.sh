@@ -20,7 +20,10 @@ fi
 cargo test --workspace --all-targets --all-features "$@"
 cargo test --workspace --doc --all-features
 
-# The main job of the README runs against bigq-emulator and must print its rows.
+# The main job of the README runs against bigq-emulator and must print its rows. `cargo test`
+# builds examples without copying them to target/debug/examples, so build the two binaries
+# (same features, so the test build's dependencies are reused).
+cargo build --workspace --all-features --example quickstart --bin bigq-emulator
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 out="$(BIGQ_EMULATOR_BIN="$target_dir/debug/bigq-emulator" BIGQ_QUICKSTART_BIN="$target_dir/debug/examples/quickstart" \
   bash scripts/quickstart.sh)"
