@@ -285,3 +285,86 @@ async fn a_bad_cell_names_column_and_global_row() {
     assert_eq!(ce.row(), Some(3));
     assert_eq!(ce.value(), Some("four"));
 }
+
+/// A result with more pages than the first response: with a Storage endpoint the client
+/// looks up the job's destination table and reads it over gRPC; without one, or with
+/// `use_storage_read(false)`, it pages through REST.
+#[tokio::test]
+async fn large_results_go_to_storage_read_only_where_a_storage_endpoint_is_set() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/bigquery/v2/projects/p/queries"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "schema": schema(), "rows": rows(1, 2), "totalRows": "3", "pageToken": "page2",
+            "jobComplete": true, "jobCreationReason": {"code": "LARGE_RESULTS"},
+            "jobReference": {"projectId": "p", "jobId": "job9", "location": "US"}
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/bigquery/v2/projects/p/queries/job9"))
+        .and(query_param("pageToken", "page2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "schema": schema(), "totalRows": "3", "rows": rows(3, 3), "jobComplete": true
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/bigquery/v2/projects/p/jobs/job9"))
+        .and(query_param("location", "US"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "jobReference": {"projectId": "p", "jobId": "job9", "location": "US"},
+            "status": {"state": "DONE"},
+            "configuration": {"query": {"destinationTable":
+                {"projectId": "p", "datasetId": "_anon", "tableId": "result9"}}}
+        })))
+        .mount(&server)
+        .await;
+
+    // REST emulator only: paging, never a gRPC call (which would go to Google).
+    let rest_only = client(&server).await;
+    let results = rest_only.query("SELECT n").run().await.unwrap();
+    assert!(!results.reads_with_storage_api());
+    let got: Vec<(i64,)> = results.fetch_all().await.unwrap();
+    assert_eq!(got, vec![(1,), (2,), (3,)]);
+
+    // With a Storage endpoint (nothing listens on it here), the read goes there after
+    // jobs.get, and its failure is the caller's error rather than a silent fallback.
+    let with_storage = Client::builder()
+        .with_project("p")
+        .with_emulator(server.uri())
+        .with_emulator_grpc("127.0.0.1:1")
+        .with_retry_policy(RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        })
+        .build()
+        .await
+        .unwrap();
+    let results = with_storage.query("SELECT n").run().await.unwrap();
+    assert!(results.reads_with_storage_api());
+    let batches = results.into_batches();
+    assert!(batches.is_storage_read());
+    let err = batches.try_collect().await.unwrap_err();
+    assert!(
+        err.is_retryable() || err.kind() == bigq::ErrorKind::Transport,
+        "{err}"
+    );
+    let reqs = server.received_requests().await.unwrap();
+    let gets: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.url.path() == "/bigquery/v2/projects/p/jobs/job9")
+        .collect();
+    assert_eq!(gets.len(), 1, "one jobs.get for the destination table");
+
+    // use_storage_read(false) keeps REST paging.
+    let results = with_storage
+        .query("SELECT n")
+        .use_storage_read(false)
+        .run()
+        .await
+        .unwrap();
+    assert!(!results.reads_with_storage_api());
+    let got: Vec<(i64,)> = results.fetch_all().await.unwrap();
+    assert_eq!(got, vec![(1,), (2,), (3,)]);
+}

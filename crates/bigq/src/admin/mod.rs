@@ -1,10 +1,12 @@
-//! Datasets, tables, `tabledata.list` and `tabledata.insertAll`.
+//! Datasets, tables, jobs, `tabledata.list` and `tabledata.insertAll`.
 
 mod datasets;
+mod jobs;
 mod tabledata;
 mod tables;
 
 pub use datasets::Dataset;
+pub use jobs::{Job, JobError};
 pub use tabledata::{InsertError, TableDataBuilder};
 pub use tables::{Table, TableListItem};
 

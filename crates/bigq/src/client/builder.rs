@@ -168,6 +168,10 @@ impl ClientBuilder {
         } else {
             format!("{root}/bigquery/v2")
         };
+        // Queries read large results through the Storage API only where it is the same
+        // service as the REST side: both Google's, or a Storage endpoint set explicitly.
+        // A REST emulator alone must not send reads to Google.
+        let storage_for_queries = self.storage_endpoint.is_some() || root == DEFAULT_ENDPOINT;
         let storage_endpoint = self
             .storage_endpoint
             .unwrap_or_else(|| DEFAULT_STORAGE_ENDPOINT.to_string())
@@ -204,6 +208,7 @@ impl ClientBuilder {
                 rest_base,
                 http,
                 grpc,
+                storage_for_queries,
                 credentials,
                 retry: self.retry.unwrap_or_default(),
             }),

@@ -34,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) http: reqwest::Client,
     /// The Storage API's gRPC channel, connected on first use.
     pub(crate) grpc: grpc::GrpcChannel,
+    /// Whether large query results may be read through the Storage API (see the builder).
+    pub(crate) storage_for_queries: bool,
     pub(crate) credentials: Credentials,
     pub(crate) retry: RetryPolicy,
 }

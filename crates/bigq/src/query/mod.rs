@@ -25,7 +25,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bigq_codec::json::ResponseDecoder;
 use bigq_codec::schema::TableSchema;
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -59,6 +59,7 @@ impl Client {
             timeout: None,
             job_creation_required: false,
             page_size: None,
+            use_storage_read: true,
             job_retry: crate::RetryPolicy {
                 max_attempts: 3,
                 ..Default::default()
@@ -85,6 +86,7 @@ pub struct QueryBuilder {
     timeout: Option<Duration>,
     job_creation_required: bool,
     page_size: Option<u32>,
+    use_storage_read: bool,
     job_retry: crate::RetryPolicy,
 }
 
@@ -158,6 +160,20 @@ impl QueryBuilder {
     /// Rows per REST page (BigQuery's default is up to 10 MB per page).
     pub fn page_size(mut self, rows: u32) -> Self {
         self.page_size = Some(rows);
+        self
+    }
+
+    /// Whether a result larger than the first response is read through the Storage Read
+    /// API (the default) or paged through REST `jobs.getQueryResults`.
+    ///
+    /// With Storage Read, bigq looks up the job's destination table (`jobs.get`) and reads
+    /// it on parallel streams, decoding typed rows on each stream's task; the rows of the
+    /// first response are not used. A query with `ORDER BY` is read on one stream so the
+    /// order holds. Storage Read is used only where the Storage API is the same service as
+    /// the REST one: against BigQuery, or with a Storage endpoint set on the client
+    /// ([`ClientBuilder::with_emulator_grpc`](crate::ClientBuilder::with_emulator_grpc)).
+    pub fn use_storage_read(mut self, yes: bool) -> Self {
+        self.use_storage_read = yes;
         self
     }
 
@@ -298,6 +314,8 @@ impl QueryBuilder {
             None => schema.to_arrow()?,
         };
         Ok(QueryResults {
+            ordered: has_order_by(&self.sql),
+            use_storage_read: self.use_storage_read,
             client: self.client,
             page_size: self.page_size,
             location: self.location,
@@ -316,7 +334,7 @@ impl QueryBuilder {
     }
 
     /// Runs the query and streams its rows as `T`.
-    pub async fn rows<T: DeserializeOwned>(self) -> Result<RowStream<T>> {
+    pub async fn rows<T: DeserializeOwned + Send + 'static>(self) -> Result<RowStream<T>> {
         Ok(self.run().await?.into_rows())
     }
 
@@ -326,7 +344,7 @@ impl QueryBuilder {
     }
 
     /// Runs the query and collects every row as `T`.
-    pub async fn fetch_all<T: DeserializeOwned>(self) -> Result<Vec<T>> {
+    pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
         self.rows().await?.try_collect().await
     }
 }
@@ -343,6 +361,8 @@ pub struct QueryResults {
     rows_in_first: u64,
     page_size: Option<u32>,
     location: Option<String>,
+    use_storage_read: bool,
+    ordered: bool,
 }
 
 impl QueryResults {
@@ -371,8 +391,38 @@ impl QueryResults {
         self.stats.job_reference.as_ref()
     }
 
+    /// Whether the rows after the first response will be read through the Storage Read
+    /// API (see [`QueryBuilder::use_storage_read`]) rather than REST pages.
+    pub fn reads_with_storage_api(&self) -> bool {
+        self.storage_read_job().is_some()
+    }
+
+    fn storage_read_job(&self) -> Option<JobReference> {
+        let more = self.stats.page_token.is_some();
+        if !(more && self.use_storage_read && self.client.inner.storage_for_queries) {
+            return None;
+        }
+        self.stats
+            .job_reference
+            .clone()
+            .filter(|j| !j.job_id.is_empty())
+    }
+
     /// All rows as a stream of Arrow batches.
     pub fn into_batches(self) -> BatchStream {
+        if let Some(job) = self.storage_read_job() {
+            let (client, ordered) = (self.client, self.ordered);
+            let read = async move {
+                destination_read(&client, &job, ordered)
+                    .await?
+                    .batches()
+                    .await
+            };
+            return BatchStream::storage_read(
+                self.arrow_schema,
+                futures::stream::once(read).try_flatten().boxed(),
+            );
+        }
         let token = self.stats.page_token.clone();
         let source = self
             .stats
@@ -396,14 +446,69 @@ impl QueryResults {
     }
 
     /// All rows decoded into `T`.
-    pub fn into_rows<T: DeserializeOwned>(self) -> RowStream<T> {
+    pub fn into_rows<T: DeserializeOwned + Send + 'static>(self) -> RowStream<T> {
+        if let Some(job) = self.storage_read_job() {
+            let (client, ordered) = (self.client, self.ordered);
+            let read = async move { destination_read(&client, &job, ordered).await?.rows().await };
+            return RowStream::decoded(
+                self.arrow_schema,
+                futures::stream::once(read).try_flatten().boxed(),
+            );
+        }
         RowStream::new(self.into_batches())
     }
 
     /// Collects every row into `T`.
-    pub async fn fetch_all<T: DeserializeOwned>(self) -> Result<Vec<T>> {
+    pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
         self.into_rows().try_collect().await
     }
+}
+
+/// A Storage Read of a finished query job's destination table: on one stream, in order, when
+/// the query sorts its rows.
+async fn destination_read(
+    client: &Client,
+    job: &JobReference,
+    ordered: bool,
+) -> Result<crate::read::ReadBuilder> {
+    let found = client.get_job(job).await?;
+    let table = found.destination_table().ok_or_else(|| {
+        Error::new(
+            ErrorKind::Decode,
+            format!("query job {} has no destination table to read", job.job_id),
+        )
+    })?;
+    let read = client.read_table(table);
+    Ok(if ordered {
+        read.max_streams(1).ordered()
+    } else {
+        read
+    })
+}
+
+/// Whether a query sorts its result (`ORDER BY` anywhere, as the Python client checks):
+/// such results are read on one stream to keep their order.
+fn has_order_by(sql: &str) -> bool {
+    let upper = sql.to_ascii_uppercase();
+    let mut rest = upper.as_str();
+    while let Some(i) = rest.find("ORDER") {
+        let after = &rest[i + 5..];
+        let trimmed = after.trim_start();
+        let word_start = i == 0 || !is_ident(rest.as_bytes()[i - 1]);
+        if word_start
+            && trimmed.len() < after.len()
+            && trimmed.starts_with("BY")
+            && trimmed.as_bytes().get(2).is_none_or(|b| !is_ident(*b))
+        {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// One decoded response: its batches and metadata.
@@ -440,4 +545,20 @@ async fn read_page(resp: reqwest::Response, schema: Option<TableSchema>) -> Resu
         batches,
         arrow_schema,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_order_by;
+
+    #[test]
+    fn order_by_is_found_as_words() {
+        assert!(has_order_by("SELECT x FROM t ORDER BY x"));
+        assert!(has_order_by("select x from t order\n  by x desc"));
+        assert!(has_order_by("SELECT ARRAY_AGG(x ORDER BY y) FROM t"));
+        assert!(!has_order_by("SELECT x FROM t"));
+        assert!(!has_order_by("SELECT border_by FROM t"));
+        assert!(!has_order_by("SELECT ORDERBY FROM t"));
+        assert!(!has_order_by("SELECT x_order BY_y"));
+    }
 }

@@ -10,6 +10,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bigq_codec::json::ResponseDecoder;
 use bigq_codec::schema::TableSchema;
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -109,12 +110,16 @@ pub struct BatchStream {
     buffered: VecDeque<RecordBatch>,
     rx: Option<mpsc::Receiver<Result<RecordBatch>>>,
     task: Option<JoinHandle<()>>,
+    /// Batches from elsewhere (a Storage Read of a query's destination table).
+    other: Option<BoxStream<'static, Result<RecordBatch>>>,
+    storage_read: bool,
 }
 
 impl std::fmt::Debug for BatchStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BatchStream")
             .field("buffered", &self.buffered.len())
+            .field("storage_read", &self.storage_read)
             .finish_non_exhaustive()
     }
 }
@@ -148,7 +153,41 @@ impl BatchStream {
             buffered: first.into(),
             rx,
             task,
+            other: None,
+            storage_read: false,
         }
+    }
+
+    /// A stream with no batches.
+    pub(crate) fn empty(schema: SchemaRef) -> Self {
+        BatchStream {
+            schema,
+            buffered: VecDeque::new(),
+            rx: None,
+            task: None,
+            other: None,
+            storage_read: false,
+        }
+    }
+
+    /// The batches of a Storage Read.
+    pub(crate) fn storage_read(
+        schema: SchemaRef,
+        batches: BoxStream<'static, Result<RecordBatch>>,
+    ) -> Self {
+        BatchStream {
+            schema,
+            buffered: VecDeque::new(),
+            rx: None,
+            task: None,
+            other: Some(batches),
+            storage_read: true,
+        }
+    }
+
+    /// Whether the batches come through the Storage Read API rather than REST pages.
+    pub fn is_storage_read(&self) -> bool {
+        self.storage_read
     }
 
     /// A stream over every page of `source`.
@@ -164,6 +203,8 @@ impl BatchStream {
             buffered: VecDeque::new(),
             rx,
             task,
+            other: None,
+            storage_read: false,
         }
     }
 
@@ -205,8 +246,11 @@ impl Stream for BatchStream {
         if let Some(b) = self.buffered.pop_front() {
             return Poll::Ready(Some(Ok(b)));
         }
-        match self.rx.as_mut() {
-            Some(rx) => rx.poll_recv(cx),
+        if let Some(rx) = self.rx.as_mut() {
+            return rx.poll_recv(cx);
+        }
+        match self.other.as_mut() {
+            Some(s) => s.as_mut().poll_next(cx),
             None => Poll::Ready(None),
         }
     }

@@ -5,6 +5,7 @@ use std::task::{Context, Poll};
 
 use bigq_codec::de::RowDecoder;
 use futures::Stream;
+use futures::stream::BoxStream;
 use serde::de::DeserializeOwned;
 
 use super::pages::BatchStream;
@@ -14,7 +15,11 @@ use crate::error::Result;
 ///
 /// Each Arrow batch is decoded into rows as it arrives; a NULL into a non-`Option` field, a
 /// missing column or a value out of range for `T` is an error naming the column and the row.
+/// Large query results read through the Storage Read API are decoded on each read
+/// stream's task instead.
 pub struct RowStream<T> {
+    /// Rows decoded elsewhere (on Storage Read tasks); when set, `batches` is unused.
+    decoded: Option<BoxStream<'static, Result<T>>>,
     batches: BatchStream,
     rows: std::vec::IntoIter<T>,
     /// Numbers rows over the whole result and keeps its per-batch buffers between batches.
@@ -36,10 +41,22 @@ impl<T> std::fmt::Debug for RowStream<T> {
 impl<T: DeserializeOwned> RowStream<T> {
     pub(crate) fn new(batches: BatchStream) -> Self {
         RowStream {
+            decoded: None,
             batches,
             rows: Vec::new().into_iter(),
             decoder: RowDecoder::new(),
             failed: false,
+        }
+    }
+
+    /// Rows already decoded by `rows`, with `schema` as the stream's Arrow schema.
+    pub(crate) fn decoded(
+        schema: arrow_schema::SchemaRef,
+        rows: BoxStream<'static, Result<T>>,
+    ) -> Self {
+        RowStream {
+            decoded: Some(rows),
+            ..RowStream::new(BatchStream::empty(schema))
         }
     }
 
@@ -55,6 +72,9 @@ impl<T: DeserializeOwned> Stream for RowStream<T> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        if let Some(rows) = this.decoded.as_mut() {
+            return rows.as_mut().poll_next(cx);
+        }
         loop {
             if let Some(r) = this.rows.next() {
                 return Poll::Ready(Some(Ok(r)));

@@ -87,10 +87,19 @@ impl Client {
     /// Reads a table (`dataset.table` or `project.dataset.table`) through the Storage Read
     /// API. Sessions are billed to the client's project.
     pub fn read(&self, table: &str) -> ReadBuilder {
+        self.read_parsed(parse_table(&self.inner.project, table))
+    }
+
+    /// Reads a table named by its parts.
+    pub(crate) fn read_table(&self, table: TableId) -> ReadBuilder {
+        self.read_parsed(Ok(table))
+    }
+
+    fn read_parsed(&self, table: Result<TableId>) -> ReadBuilder {
         let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
         ReadBuilder {
             client: self.clone(),
-            table: parse_table(&self.inner.project, table),
+            table,
             options: ReadOptions {
                 selected_fields: Vec::new(),
                 row_restriction: None,

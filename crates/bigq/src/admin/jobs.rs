@@ -1,0 +1,193 @@
+//! `jobs.get` and `jobs.cancel`.
+
+use serde::Deserialize;
+
+use super::TableId;
+use crate::client::Client;
+use crate::client::rest::{Idempotent, Request};
+use crate::error::Result;
+use crate::query::JobReference;
+
+/// A job (the REST `Job` resource, the fields bigq knows).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Job {
+    /// The job's id.
+    pub job_reference: JobReference,
+    #[serde(default)]
+    status: JobStatus,
+    #[serde(default)]
+    configuration: JobConfiguration,
+    #[serde(default)]
+    statistics: JobStatistics,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JobStatus {
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    error_result: Option<JobError>,
+}
+
+/// Why a job failed (BigQuery's `ErrorProto`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct JobError {
+    /// The reason code (`invalidQuery`, `backendError`, ...).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The message.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JobConfiguration {
+    #[serde(default)]
+    query: Option<QueryConfiguration>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueryConfiguration {
+    #[serde(default)]
+    destination_table: Option<TableReference>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TableReference {
+    project_id: String,
+    dataset_id: String,
+    table_id: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JobStatistics {
+    #[serde(default)]
+    query: Option<QueryStatistics>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueryStatistics {
+    #[serde(default)]
+    statement_type: Option<String>,
+}
+
+impl Job {
+    /// `PENDING`, `RUNNING` or `DONE`.
+    pub fn state(&self) -> Option<&str> {
+        self.status.state.as_deref()
+    }
+
+    /// Whether the job has finished (successfully or not).
+    pub fn is_done(&self) -> bool {
+        self.state() == Some("DONE")
+    }
+
+    /// Why the job failed, if it did.
+    pub fn error(&self) -> Option<&JobError> {
+        self.status.error_result.as_ref()
+    }
+
+    /// The table a query job wrote its result to: the caller's, or the anonymous table
+    /// BigQuery keeps results in for a day.
+    pub fn destination_table(&self) -> Option<TableId> {
+        let t = self
+            .configuration
+            .query
+            .as_ref()?
+            .destination_table
+            .as_ref()?;
+        Some(TableId {
+            project: t.project_id.clone(),
+            dataset: t.dataset_id.clone(),
+            table: t.table_id.clone(),
+        })
+    }
+
+    /// The kind of statement a query job ran (`SELECT`, `INSERT`, `CREATE_TABLE`, ...).
+    pub fn statement_type(&self) -> Option<&str> {
+        self.statistics.query.as_ref()?.statement_type.as_deref()
+    }
+}
+
+#[derive(Deserialize)]
+struct CancelResponse {
+    job: Job,
+}
+
+impl Client {
+    /// Gets a job: its state, errors and, for a query, its destination table.
+    pub async fn get_job(&self, job: &JobReference) -> Result<Job> {
+        let path = [
+            "projects",
+            job.project_id.as_str(),
+            "jobs",
+            job.job_id.as_str(),
+        ];
+        let mut req = Request::get(&path);
+        if let Some(l) = &job.location {
+            req = req.query("location", l);
+        }
+        self.call(req).await
+    }
+
+    /// Asks BigQuery to cancel a job; returns the job as it is now (cancellation is
+    /// asynchronous: poll [`get_job`](Self::get_job) until it is done).
+    pub async fn cancel_job(&self, job: &JobReference) -> Result<Job> {
+        let path = [
+            "projects",
+            job.project_id.as_str(),
+            "jobs",
+            job.job_id.as_str(),
+            "cancel",
+        ];
+        let mut req = Request::post(&path, &serde_json::json!({}), Idempotent::Yes)?;
+        if let Some(l) = &job.location {
+            req = req.query("location", l);
+        }
+        Ok(self.call::<CancelResponse>(req).await?.job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_query_job() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "kind": "bigquery#job",
+            "jobReference": {"projectId": "p", "jobId": "j", "location": "US"},
+            "configuration": {"query": {"query": "SELECT 1", "destinationTable":
+                {"projectId": "p", "datasetId": "_abc", "tableId": "anon123"}}},
+            "status": {"state": "DONE"},
+            "statistics": {"query": {"statementType": "SELECT"}}
+        }))
+        .unwrap();
+        assert!(job.is_done());
+        assert_eq!(job.error(), None);
+        assert_eq!(
+            job.destination_table().unwrap().to_string(),
+            "p._abc.anon123"
+        );
+        assert_eq!(job.statement_type(), Some("SELECT"));
+        let failed: Job = serde_json::from_value(serde_json::json!({
+            "jobReference": {"projectId": "p", "jobId": "j"},
+            "status": {"state": "DONE", "errorResult": {"reason": "invalidQuery", "message": "bad"}}
+        }))
+        .unwrap();
+        assert_eq!(
+            failed.error().unwrap().reason.as_deref(),
+            Some("invalidQuery")
+        );
+        assert_eq!(failed.destination_table(), None);
+    }
+}
