@@ -1,7 +1,7 @@
 //! bigq against bqemulator, an independent BigQuery emulator (REST over DuckDB), on
 //! loopback. bqemulator diverges from BigQuery in known ways (query errors as HTTP 200,
-//! NUMERIC padded to scale 9, TIMESTAMP always int64, no short query mode); the tests work
-//! around them and never rely on them.
+//! NUMERIC padded to scale 9, TIMESTAMP always int64, no short query mode, `destinationTable` of query jobs ignored); the
+//! tests work around them and never rely on them.
 
 mod common;
 mod scenarios;
@@ -9,34 +9,34 @@ mod scenarios;
 #[tokio::test]
 async fn create_insert_query_typed_and_arrow() {
     let _serial = common::serial().await;
-    let client = common::client().await;
+    let client = common::rest_client().await;
     scenarios::create_insert_query_typed_and_arrow(&client).await;
 }
 
 #[tokio::test]
 async fn pages_stream_in_order() {
     let _serial = common::serial().await;
-    let client = common::client().await;
+    let client = common::rest_client().await;
     scenarios::pages_stream_in_order(&client).await;
 }
 
 #[tokio::test]
 async fn scalar_types_and_struct_params() {
     let _serial = common::serial().await;
-    let client = common::client().await;
+    let client = common::rest_client().await;
     scenarios::scalar_types_and_struct_params(&client).await;
 }
 
 #[tokio::test]
 async fn errors_are_typed() {
     let _serial = common::serial().await;
-    let client = common::client().await;
+    let client = common::rest_client().await;
     scenarios::errors_are_typed(&client).await;
 }
 
 #[tokio::test]
 async fn dml_and_dry_run_statistics() {
     let _serial = common::serial().await;
-    let client = common::client().await;
+    let client = common::rest_client().await;
     scenarios::dml_and_dry_run_statistics(&client).await;
 }

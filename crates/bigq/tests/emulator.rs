@@ -62,3 +62,11 @@ async fn dml_and_dry_run_statistics() {
     scenarios::dml_and_dry_run_statistics(&client).await;
     emu.shutdown().await;
 }
+
+#[tokio::test]
+async fn query_into_destination_table_and_get_job() {
+    let emu = start().await;
+    let client = client(&emu).await;
+    scenarios::query_into_destination_table_and_get_job(&client).await;
+    emu.shutdown().await;
+}

@@ -49,3 +49,24 @@ async fn live_short_query_and_job_query() {
     let all: Vec<(i64, String)> = many.fetch_all().await.unwrap();
     assert_eq!(all.len(), 200_000);
 }
+
+/// A result larger than the first response is read through Storage Read from the job's
+/// destination table; an ORDER BY result comes back in order.
+#[tokio::test]
+async fn live_large_result_through_storage_read() {
+    if !live() {
+        return;
+    }
+    let client = Client::from_env().await.unwrap();
+    let sql =
+        "SELECT n, REPEAT('x', 100) AS pad FROM UNNEST(GENERATE_ARRAY(1, 300000)) AS n ORDER BY n";
+    let results = client.query(sql).page_size(1000).run().await.unwrap();
+    assert!(results.reads_with_storage_api());
+    let rows: Vec<(i64, String)> = results.fetch_all().await.unwrap();
+    assert_eq!(rows.len(), 300_000);
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(i, (n, _))| *n == i as i64 + 1)
+    );
+}

@@ -35,6 +35,7 @@ pub use params::{Param, ParamType, ParamValue, ToParam};
 pub use response::{DmlStats, JobReference, QueryStats};
 pub use rows::RowStream;
 
+use crate::admin::TableId;
 use crate::client::Client;
 use crate::client::rest::{Idempotent, Request, transport_error};
 use crate::error::{Error, ErrorKind, Result};
@@ -60,6 +61,8 @@ impl Client {
             job_creation_required: false,
             page_size: None,
             use_storage_read: true,
+            destination: None,
+            write_disposition: None,
             job_retry: crate::RetryPolicy {
                 max_attempts: 3,
                 ..Default::default()
@@ -87,7 +90,31 @@ pub struct QueryBuilder {
     job_creation_required: bool,
     page_size: Option<u32>,
     use_storage_read: bool,
+    destination: Option<String>,
+    write_disposition: Option<WriteDisposition>,
     job_retry: crate::RetryPolicy,
+}
+
+/// What a query does to a destination table that already has rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteDisposition {
+    /// Replace the table's rows (`WRITE_TRUNCATE`).
+    Truncate,
+    /// Add to them (`WRITE_APPEND`).
+    Append,
+    /// Fail unless the table is empty (`WRITE_EMPTY`, BigQuery's default).
+    Empty,
+}
+
+impl WriteDisposition {
+    fn as_str(self) -> &'static str {
+        match self {
+            WriteDisposition::Truncate => "WRITE_TRUNCATE",
+            WriteDisposition::Append => "WRITE_APPEND",
+            WriteDisposition::Empty => "WRITE_EMPTY",
+        }
+    }
 }
 
 impl QueryBuilder {
@@ -177,20 +204,83 @@ impl QueryBuilder {
         self
     }
 
+    /// Writes the result into this table (`dataset.table` or `project.dataset.table`),
+    /// creating it if needed. The query then runs as a job (`jobs.insert`), and its rows
+    /// are read back from that table like any other result.
+    pub fn destination_table(mut self, table: impl Into<String>) -> Self {
+        self.destination = Some(table.into());
+        self
+    }
+
+    /// What to do when the destination table already has rows (BigQuery's default:
+    /// fail unless it is empty).
+    pub fn write_disposition(mut self, disposition: WriteDisposition) -> Self {
+        self.write_disposition = Some(disposition);
+        self
+    }
+
+    /// The `jobs.query` request.
     fn request_body(&self, request_id: &str) -> Result<Value> {
+        let mut body = self.query_fields()?;
+        body["requestId"] = request_id.into();
+        body["jobCreationMode"] = if self.job_creation_required {
+            "JOB_CREATION_REQUIRED"
+        } else {
+            "JOB_CREATION_OPTIONAL"
+        }
+        .into();
+        body["formatOptions"] = json!({ "useInt64Timestamp": true });
+        body["timeoutMs"] = (self.poll_timeout(Instant::now()).as_millis() as u64).into();
+        if let Some(l) = &self.location {
+            body["location"] = l.clone().into();
+        }
+        if self.dry_run {
+            body["dryRun"] = true.into();
+        }
+        if !self.labels.is_empty() {
+            body["labels"] = json!(self.labels);
+        }
+        if let Some(n) = self.page_size {
+            body["maxResults"] = n.into();
+        }
+        Ok(body)
+    }
+
+    /// The `jobs.insert` request of a query with a destination table; the job id is the
+    /// request id, so a retried insert is recognised.
+    fn job_body(&self, job_id: &str, destination: &TableId) -> Result<Value> {
+        let mut query = self.query_fields()?;
+        query["destinationTable"] = json!({
+            "projectId": destination.project,
+            "datasetId": destination.dataset,
+            "tableId": destination.table,
+        });
+        if let Some(w) = self.write_disposition {
+            query["writeDisposition"] = w.as_str().into();
+        }
+        let mut job_reference = json!({ "projectId": self.client.inner.project, "jobId": job_id });
+        if let Some(l) = &self.location {
+            job_reference["location"] = l.clone().into();
+        }
+        let mut body =
+            json!({ "jobReference": job_reference, "configuration": { "query": query } });
+        if self.dry_run {
+            body["configuration"]["dryRun"] = true.into();
+        }
+        if !self.labels.is_empty() {
+            body["configuration"]["labels"] = json!(self.labels);
+        }
+        Ok(body)
+    }
+
+    /// The fields `jobs.query` and a query job's configuration share.
+    fn query_fields(&self) -> Result<Value> {
         if !self.named.is_empty() && !self.positional.is_empty() {
             return Err(Error::config(
                 "a query cannot mix named (@p) and positional (?) parameters",
             ));
         }
-        let mut body = json!({
-            "query": self.sql,
-            "useLegacySql": false,
-            "requestId": request_id,
-            "jobCreationMode": if self.job_creation_required { "JOB_CREATION_REQUIRED" } else { "JOB_CREATION_OPTIONAL" },
-            "formatOptions": { "useInt64Timestamp": true },
-            "timeoutMs": self.poll_timeout(Instant::now()).as_millis() as u64,
-        });
+        let mut body = json!({ "query": self.sql, "useLegacySql": false });
         if !self.named.is_empty() {
             body["parameterMode"] = "NAMED".into();
             body["queryParameters"] = self.named.iter().map(|(n, p)| p.to_json(Some(n))).collect();
@@ -201,25 +291,60 @@ impl QueryBuilder {
         if let Some((p, d)) = &self.default_dataset {
             body["defaultDataset"] = json!({ "projectId": p, "datasetId": d });
         }
-        if let Some(l) = &self.location {
-            body["location"] = l.clone().into();
-        }
-        if self.dry_run {
-            body["dryRun"] = true.into();
-        }
-        if !self.labels.is_empty() {
-            body["labels"] = json!(self.labels);
-        }
         if let Some(b) = self.maximum_bytes_billed {
             body["maximumBytesBilled"] = b.to_string().into();
         }
         if let Some(c) = self.use_query_cache {
             body["useQueryCache"] = c.into();
         }
-        if let Some(n) = self.page_size {
-            body["maxResults"] = n.into();
-        }
         Ok(body)
+    }
+
+    /// Inserts the query as a job writing into `destination`; the page it returns is
+    /// "not complete yet", for the polling that follows.
+    async fn insert_job(&self, request_id: &str, destination: &str) -> Result<Page> {
+        let table = crate::admin::parse_table(&self.client.inner.project, destination)?;
+        let job_id = format!("bigq_{}", request_id.replace('-', ""));
+        let body = self.job_body(&job_id, &table)?;
+        let project = self.client.inner.project.clone();
+        let path = ["projects", project.as_str(), "jobs"];
+        let job = match self
+            .client
+            .call::<crate::admin::Job>(Request::post(&path, &body, Idempotent::Yes)?)
+            .await
+        {
+            Ok(job) => job,
+            // A retried insert that BigQuery already has: the job exists, poll it.
+            Err(e) if e.is_already_exists() => {
+                let reference = JobReference {
+                    project_id: project.clone(),
+                    job_id: job_id.clone(),
+                    location: self.location.clone(),
+                };
+                self.client.get_job(&reference).await?
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(err) = job.error() {
+            return Err(Error::job(
+                err.reason.clone(),
+                err.message
+                    .clone()
+                    .unwrap_or_else(|| "the query job failed".into()),
+                None,
+            ));
+        }
+        let stats = QueryStats {
+            job_reference: Some(job.job_reference.clone()),
+            statement_type: job.statement_type().map(str::to_string),
+            job_complete: Some(self.dry_run),
+            ..Default::default()
+        };
+        Ok(Page {
+            stats,
+            batches: Vec::new(),
+            arrow_schema: None,
+        })
     }
 
     fn poll_timeout(&self, deadline_base: Instant) -> Duration {
@@ -262,15 +387,20 @@ impl QueryBuilder {
     async fn run_once(self) -> Result<QueryResults> {
         let started = Instant::now();
         let request_id = uuid::Uuid::new_v4().to_string();
-        let body = self.request_body(&request_id)?;
-        let project = self.client.inner.project.clone();
-        let path = ["projects", project.as_str(), "queries"];
-        // The request id makes a retried jobs.query safe: BigQuery runs it once.
-        let resp = self
-            .client
-            .send(Request::post(&path, &body, Idempotent::Yes)?)
-            .await?;
-        let mut page = read_page(resp, None).await?;
+        let mut page = match &self.destination {
+            Some(dest) => self.insert_job(&request_id, dest).await?,
+            None => {
+                let body = self.request_body(&request_id)?;
+                let project = self.client.inner.project.clone();
+                let path = ["projects", project.as_str(), "queries"];
+                // The request id makes a retried jobs.query safe: BigQuery runs it once.
+                let resp = self
+                    .client
+                    .send(Request::post(&path, &body, Idempotent::Yes)?)
+                    .await?;
+                read_page(resp, None).await?
+            }
+        };
         while !page.stats.is_complete() && !self.dry_run {
             let job = page.stats.job_reference.clone().ok_or_else(|| {
                 Error::new(

@@ -89,6 +89,18 @@ pub async fn client() -> Client {
     b.build().await.unwrap()
 }
 
+/// A client of bqemulator's REST side only. bqemulator cannot read query results through
+/// Storage Read, so the query scenarios use this one and page through REST.
+pub async fn rest_client() -> Client {
+    let e = emulator();
+    Client::builder()
+        .with_project(e.project)
+        .with_emulator(e.rest)
+        .build()
+        .await
+        .unwrap()
+}
+
 /// A fresh dataset name for one test.
 pub fn dataset_name(test: &str) -> String {
     format!("t_{}_{}", test, uuid_suffix())

@@ -271,3 +271,70 @@ pub async fn dml_and_dry_run_statistics(client: &Client) {
     assert!(dry.into_batches().try_collect().await.unwrap().is_empty());
     client.delete_dataset(&ds, true).await.unwrap();
 }
+
+/// Not run against bqemulator: it ignores `destinationTable` in query jobs (the result goes
+/// to an anonymous table, which `jobs.get` names).
+pub async fn query_into_destination_table_and_get_job(client: &Client) {
+    use bigq::query::WriteDisposition;
+    let ds = crate::common::dataset_name("dest");
+    client.create_dataset(Dataset::new(&ds)).await.unwrap();
+    let sql = "SELECT n, n * 2 AS twice FROM UNNEST(GENERATE_ARRAY(1, 5)) AS n";
+    let results = client
+        .query(sql)
+        .destination_table(format!("{ds}.out"))
+        .run()
+        .await
+        .unwrap();
+    let job = results.job_reference().expect("a query job").clone();
+    let mut got: Vec<(i64, i64)> = results.fetch_all().await.unwrap();
+    got.sort();
+    assert_eq!(got, (1..=5).map(|n| (n, 2 * n)).collect::<Vec<_>>());
+
+    // The job says where it wrote; the table holds the rows.
+    let found = client.get_job(&job).await.unwrap();
+    assert!(found.is_done(), "{found:?}");
+    assert_eq!(found.error(), None);
+    let dest = found.destination_table().expect("a destination table");
+    assert_eq!(
+        (dest.dataset.as_str(), dest.table.as_str()),
+        (ds.as_str(), "out")
+    );
+    let mut stored: Vec<(i64, i64)> = client
+        .read_table_data(&format!("{ds}.out"))
+        .fetch_all()
+        .await
+        .unwrap();
+    stored.sort();
+    assert_eq!(stored, got);
+
+    // WRITE_EMPTY (the default) refuses a table with rows; WRITE_APPEND adds to it.
+    let again = client
+        .query(sql)
+        .destination_table(format!("{ds}.out"))
+        .run()
+        .await;
+    assert!(again.is_err(), "a second write into a full table must fail");
+    client
+        .query(sql)
+        .destination_table(format!("{ds}.out"))
+        .write_disposition(WriteDisposition::Append)
+        .execute()
+        .await
+        .unwrap();
+    let count: Vec<(i64,)> = client
+        .query(format!("SELECT COUNT(*) FROM `{ds}.out`"))
+        .fetch_all()
+        .await
+        .unwrap();
+    assert_eq!(count, vec![(10,)]);
+    let missing = client
+        .get_job(&bigq::query::JobReference {
+            project_id: client.project().to_string(),
+            job_id: "no_such_job".into(),
+            location: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing:?}");
+    client.delete_dataset(&ds, true).await.unwrap();
+}
