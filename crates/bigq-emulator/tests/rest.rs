@@ -511,6 +511,16 @@ async fn common_googlesql_functions_map_onto_datafusion() {
         .map(|s| json!(s))
         .to_vec()
     );
+    // Dates and timestamps from integer columns (the bench's scan table is built this way).
+    let v = c
+        .query(
+            "SELECT DATE_FROM_UNIX_DATE(19723 + n) AS d, TIMESTAMP_SECONDS(1704067200 + n) AS t \
+             FROM UNNEST([0, 1]) AS n ORDER BY n",
+        )
+        .await;
+    assert_eq!(v["schema"]["fields"][0]["type"], "DATE");
+    assert_eq!(cells(&v)[1][0], json!("2024-01-02"));
+    assert_eq!(cells(&v)[0][0], json!("2024-01-01"));
     let v = c
         .query("SELECT x, o FROM UNNEST(['a', 'b']) AS x WITH OFFSET AS o ORDER BY o")
         .await;

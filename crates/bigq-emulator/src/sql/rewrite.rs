@@ -793,6 +793,16 @@ impl Rewriter<'_> {
                             *e = cast(call("floor", vec![v]), ast::DataType::BigInt(None));
                         }
                     }
+                    "DATE_FROM_UNIX_DATE" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
+                            let secs =
+                                binary(args[0].clone(), BinaryOperator::Multiply, number(86_400));
+                            *e = cast(
+                                call("to_timestamp_seconds", vec![secs]),
+                                ast::DataType::Date,
+                            );
+                        }
+                    }
                     "TIMESTAMP_SECONDS" | "TIMESTAMP_MILLIS" | "TIMESTAMP_MICROS" => {
                         if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
                             let fname = match name.as_str() {

@@ -200,7 +200,14 @@ impl ClientBuilder {
             .map_err(|e| {
                 Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string()))
             })?;
-        let grpc = GrpcChannel::new(storage_endpoint, connect_timeout, user_agent);
+        let mut grpc = GrpcChannel::new(storage_endpoint, connect_timeout, user_agent);
+        if !storage_for_queries && credentials.is_anonymous() {
+            // An emulator's REST side alone: Storage calls would go to Google anonymously.
+            grpc = grpc.refusing(format!(
+                "no Storage API endpoint for the emulator at {root}: set one with \
+                 with_emulator_grpc or {STORAGE_EMULATOR_HOST_ENV}"
+            ));
+        }
         Ok(Client {
             inner: Arc::new(Inner {
                 project,
@@ -239,6 +246,9 @@ mod tests {
         assert_eq!(c.rest_endpoint(), "http://127.0.0.1:9050/bigquery/v2");
         assert!(format!("{c:?}").contains("Anonymous"));
         assert_eq!(c.storage_endpoint(), DEFAULT_STORAGE_ENDPOINT);
+        // A REST emulator alone: a Storage read is refused instead of going to Google.
+        let e = c.read("d.t").batches().await.unwrap_err();
+        assert!(e.to_string().contains("no Storage API endpoint"), "{e}");
         let c = Client::builder()
             .with_project("p")
             .with_emulator("127.0.0.1:9050")

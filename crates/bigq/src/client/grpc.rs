@@ -21,6 +21,9 @@ pub(crate) struct GrpcChannel {
     endpoint: String,
     connect_timeout: Duration,
     user_agent: String,
+    /// Why this channel must not be used, if it must not (a REST emulator without a Storage
+    /// emulator would otherwise send anonymous Storage calls to Google).
+    refused: Option<String>,
     channel: tokio::sync::OnceCell<Channel>,
 }
 
@@ -30,8 +33,15 @@ impl GrpcChannel {
             endpoint,
             connect_timeout,
             user_agent,
+            refused: None,
             channel: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// A channel that fails every call with `why` instead of connecting.
+    pub(crate) fn refusing(mut self, why: String) -> Self {
+        self.refused = Some(why);
+        self
     }
 
     pub(crate) fn endpoint(&self) -> &str {
@@ -47,6 +57,9 @@ impl GrpcChannel {
     }
 
     fn make_channel(&self) -> Result<Channel> {
+        if let Some(why) = &self.refused {
+            return Err(Error::config(why.clone()));
+        }
         let bad = |e: tonic::transport::Error| {
             Error::config(format!("invalid storage endpoint {:?}", self.endpoint))
                 .with_source(SourceText(e.to_string()))

@@ -1,0 +1,172 @@
+//! bench-compare's bigq contender: runs one scenario once and prints one JSON line with
+//! what it measured inside the process (wall and CPU time of the timed part, rows, the path
+//! it took, peak RSS).
+//!
+//! `contender-bigq <scenario> [--job]`, with the server in `BENCH_REST` (and `BENCH_GRPC`
+//! for the Storage API), the project in `BENCH_PROJECT` and the scratch dataset in
+//! `BENCH_DATASET`. Without `BENCH_REST` it talks to real BigQuery with Application Default
+//! Credentials.
+
+use std::time::Instant;
+
+use bench_compare::{Measured, ScanRow, cpu_seconds, scenario_sql};
+use bigq::Client;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Row200k {
+    id: i64,
+    x: f64,
+    name: String,
+    flag: bool,
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(scenario) = args.first().cloned() else {
+        eprintln!("usage: contender-bigq <scenario> [--job]");
+        std::process::exit(2);
+    };
+    let job = args.iter().any(|a| a == "--job");
+    let out = match run(&scenario, job).await {
+        Ok(m) => serde_json::to_string(&m).expect("json"),
+        Err(e) => serde_json::json!({ "error": e }).to_string(),
+    };
+    println!("{out}");
+}
+
+async fn client() -> Result<Client, String> {
+    let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
+    let mut b = Client::builder().with_project(project);
+    if let Ok(rest) = std::env::var("BENCH_REST") {
+        b = b.with_emulator(rest);
+        if let Ok(grpc) = std::env::var("BENCH_GRPC") {
+            b = b.with_emulator_grpc(grpc);
+        }
+    }
+    b.build().await.map_err(|e| e.to_string())
+}
+
+fn dataset() -> Result<String, String> {
+    std::env::var("BENCH_DATASET").map_err(|_| "BENCH_DATASET is not set".to_string())
+}
+
+async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
+    let e = |e: bigq::Error| e.to_string();
+    // In-memory scenarios first: no server.
+    if scenario == "json_300k" {
+        let schema = bigq_bench::lineitem::schema();
+        let body = bigq_bench::lineitem::body(300_000);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let batches = bigq_bench::lineitem::decode_bigq(&body, &schema, 64 * 1024);
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        return Ok(Measured::new(
+            rows,
+            t,
+            c,
+            "REST JSON body -> Arrow (bigq-codec)",
+        ));
+    }
+    let client = client().await?;
+    let query = |sql: String| {
+        let q = client.query(sql).use_query_cache(false);
+        if job { q.job_creation_required() } else { q }
+    };
+    let ds = dataset()?;
+    if scenario.starts_with("scan_") || scenario == "decode" {
+        if std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
+            return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
+        }
+    }
+    let (t, c) = (Instant::now(), cpu_seconds());
+    match scenario {
+        "query_const" | "query_1k" => {
+            let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
+            let path = if results.job_reference().is_some() {
+                "REST jobs.query, job created"
+            } else {
+                "REST jobs.query, short query mode (no job)"
+            };
+            let batches = results.into_batches().try_collect().await.map_err(e)?;
+            let rows = batches.iter().map(|b| b.num_rows()).sum();
+            Ok(Measured::new(rows, t, c, path))
+        }
+        "query_200k_rows" => {
+            let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
+            let path = path_of(&results);
+            let rows: Vec<Row200k> = results.fetch_all().await.map_err(e)?;
+            Ok(Measured::new(rows.len(), t, c, path))
+        }
+        "query_200k_arrow" => {
+            let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
+            let path = path_of(&results);
+            let batches = results.into_batches().try_collect().await.map_err(e)?;
+            Ok(Measured::new(
+                batches.iter().map(|b| b.num_rows()).sum(),
+                t,
+                c,
+                path,
+            ))
+        }
+        "scan_typed" => {
+            let read = client.read(&format!("{ds}.scan"));
+            let rows = read.rows::<ScanRow>().await.map_err(e)?;
+            let streams = rows.stream_count();
+            let rows: Vec<ScanRow> = rows.try_collect().await.map_err(e)?;
+            let path = format!("Storage Read, {streams} streams, typed rows decoded per stream");
+            Ok(Measured::new(rows.len(), t, c, &path))
+        }
+        "scan_arrow" => {
+            let batches = client
+                .read(&format!("{ds}.scan"))
+                .batches()
+                .await
+                .map_err(e)?;
+            let streams = batches.stream_count();
+            let batches: Vec<_> = batches.try_collect().await.map_err(e)?;
+            let path = format!("Storage Read, {streams} streams, Arrow");
+            Ok(Measured::new(
+                batches.iter().map(|b| b.num_rows()).sum(),
+                t,
+                c,
+                &path,
+            ))
+        }
+        "decode" => {
+            // Read the table first (not timed), then decode on one thread.
+            let batches: Vec<_> = client
+                .read(&format!("{ds}.scan"))
+                .batches()
+                .await
+                .map_err(e)?
+                .try_collect()
+                .await
+                .map_err(e)?;
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut rows: Vec<ScanRow> = Vec::new();
+            let mut offset = 0;
+            for b in &batches {
+                bigq_codec::de::extend_from_record_batch(b, &mut rows, offset)
+                    .map_err(|e| e.to_string())?;
+                offset += b.num_rows() as u64;
+            }
+            Ok(Measured::new(
+                rows.len(),
+                t,
+                c,
+                "Arrow batches in memory -> structs, one thread",
+            ))
+        }
+        other => Err(format!("unknown scenario {other:?}")),
+    }
+}
+
+fn path_of(results: &bigq::query::QueryResults) -> &'static str {
+    if results.reads_with_storage_api() {
+        "REST jobs.query, then Storage Read of the destination table"
+    } else {
+        "REST jobs.query and getQueryResults pages"
+    }
+}
