@@ -14,7 +14,7 @@ use serde::de::{self, Visitor};
 use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, read_struct};
 use super::column::{Column, Kind, at, range_at};
 use super::error::DeError;
-use super::text::{self, StackBuf};
+use super::text::{self, SmallDecimal, StackBuf};
 use crate::value::magic;
 
 /// One cell: a column and a row in it. `NON_NULL` is set once the cell is known not to be
@@ -267,11 +267,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
                 return de::Deserializer::deserialize_any(Self::resolve(keys, values, r), v);
             }
             Kind::Unsupported => return Err(DeError::unsupported(self.col.data_type)),
-            _ => {
-                let mut buf = StackBuf::new();
-                self.write_text(&mut buf)?;
-                v.visit_str(buf.as_str())
-            }
+            _ => self.visit_text(v),
         };
         self.leaf(out)
     }
@@ -466,13 +462,20 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             | Kind::Map { .. }
             | Kind::Null
             | Kind::Unsupported => return self.any_nonnull(v),
-            _ => {
-                let mut buf = StackBuf::new();
-                self.write_text(&mut buf)?;
-                v.visit_str(buf.as_str())
-            }
+            _ => self.visit_text(v),
         };
         self.leaf(out)
+    }
+
+    /// Hands the visitor the canonical text of a scalar that is not a string or bytes.
+    #[inline(always)]
+    fn visit_text<V: Visitor<'a>>(&self, v: V) -> Result<V::Value, DeError> {
+        if let Some(d) = self.small_decimal() {
+            return v.visit_str(d.as_str());
+        }
+        let mut buf = StackBuf::new();
+        self.write_text(&mut buf)?;
+        v.visit_str(buf.as_str())
     }
 
     /// The bytes of a binary cell.
@@ -486,6 +489,18 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
             Kind::FixedBinary(a) => a.value(r),
             _ => return None,
         })
+    }
+
+    /// The text of a decimal cell that [`SmallDecimal`] writes (most NUMERIC values).
+    #[inline(always)]
+    fn small_decimal(&self) -> Option<SmallDecimal> {
+        let r = self.row;
+        match &self.col.kind {
+            Kind::Decimal128 { values, scale } => SmallDecimal::new(at(values, r), *scale),
+            Kind::Decimal64 { values, scale } => SmallDecimal::new(at(values, r) as i128, *scale),
+            Kind::Decimal32 { values, scale } => SmallDecimal::new(at(values, r) as i128, *scale),
+            _ => None,
+        }
     }
 
     fn bytes<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {

@@ -16,6 +16,102 @@ pub(crate) struct StackBuf {
     len: usize,
 }
 
+/// The two-digit pairs `00` to `99`, for writing integers two digits at a time as itoa does.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// `10^k` for `k` in `0..=19`.
+const POW10_U64: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// The text of a decimal whose unscaled value fits a `u64` and whose scale is in `0..=19`:
+/// every NUMERIC of up to 19 significant digits, which is nearly all money. It is written
+/// back to front into a buffer just big enough (sign, 20 digits, point, 19 digits), so a
+/// NUMERIC read as a `String` costs no 128-bit division and no clearing of a [`StackBuf`].
+pub(crate) struct SmallDecimal {
+    buf: [u8; 44],
+    start: usize,
+}
+
+impl SmallDecimal {
+    /// The text of `unscaled * 10^-scale` with no trailing zeros after the point, or `None`
+    /// if the value is not one this type writes (see [`write_decimal_i128`] for the rest).
+    #[inline]
+    pub(crate) fn new(unscaled: i128, scale: i8) -> Option<Self> {
+        let abs = u64::try_from(unscaled.unsigned_abs()).ok()?;
+        let unit = *POW10_U64.get(usize::try_from(scale).ok()?)?;
+        let mut s = SmallDecimal {
+            buf: [0; 44],
+            start: 44,
+        };
+        let (int, mut frac) = (abs / unit, abs % unit);
+        if frac != 0 {
+            let mut width = scale as usize;
+            while frac % 100 == 0 {
+                frac /= 100;
+                width -= 2;
+            }
+            if frac % 10 == 0 {
+                frac /= 10;
+                width -= 1;
+            }
+            s.push_digits(frac, width);
+            s.push_byte(b'.');
+        }
+        s.push_digits(int, 1);
+        if unscaled < 0 {
+            s.push_byte(b'-');
+        }
+        Some(s)
+    }
+
+    #[inline(always)]
+    fn push_byte(&mut self, b: u8) {
+        self.start -= 1;
+        self.buf[self.start] = b;
+    }
+
+    /// Writes `v`, zero-padded to at least `width` (at least 1) digits, in front of the
+    /// text so far.
+    #[inline(always)]
+    fn push_digits(&mut self, mut v: u64, width: usize) {
+        let end = self.start;
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            self.start -= 2;
+            self.buf[self.start..self.start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        if v >= 10 {
+            let pair = v as usize * 2;
+            self.start -= 2;
+            self.buf[self.start..self.start + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        } else if v > 0 || self.start == end {
+            self.push_byte(b'0' + v as u8);
+        }
+        while end - self.start < width {
+            self.push_byte(b'0');
+        }
+    }
+
+    #[inline]
+    pub(crate) fn as_str(&self) -> &str {
+        let bytes = &self.buf[self.start..];
+        // SAFETY: `new` writes only ASCII digits, `-` and `.` from `start` on.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    }
+}
+
 impl StackBuf {
     #[inline]
     pub(crate) fn new() -> Self {
@@ -57,11 +153,6 @@ impl StackBuf {
     #[inline]
     fn push_padded(&mut self, v: u64, width: usize) -> fmt::Result {
         // Two digits at a time from a table, as itoa does.
-        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-            2021222324252627282930313233343536373839\
-            4041424344454647484950515253545556575859\
-            6061626364656667686970717273747576777879\
-            8081828384858687888990919293949596979899";
         let mut tmp = [b'0'; 20];
         let mut i = tmp.len();
         let mut v = v;
@@ -120,25 +211,8 @@ pub(crate) fn write_f64(out: &mut StackBuf, v: f64) -> fmt::Result {
 
 /// Writes the decimal `unscaled * 10^-scale` with no trailing zeros after the point.
 pub(crate) fn write_decimal_i128(out: &mut StackBuf, unscaled: i128, scale: i8) -> fmt::Result {
-    // Most values fit a u64 with at most 19 digits of scale: split at the point with one
-    // division and write both halves two digits at a time.
-    if let (Ok(abs), 0..=19) = (u64::try_from(unscaled.unsigned_abs()), scale) {
-        let unit = 10u64.pow(scale as u32);
-        let (int, mut frac) = (abs / unit, abs % unit);
-        if unscaled < 0 {
-            out.push(b'-')?;
-        }
-        out.push_padded(int, 1)?;
-        if frac != 0 {
-            let mut width = scale as usize;
-            while frac % 10 == 0 {
-                frac /= 10;
-                width -= 1;
-            }
-            out.push(b'.')?;
-            out.push_padded(frac, width)?;
-        }
-        return Ok(());
+    if let Some(small) = SmallDecimal::new(unscaled, scale) {
+        return out.push_str(small.as_str());
     }
     let mut digits = [0u8; 80];
     let n = digits_u128(unscaled.unsigned_abs(), &mut digits);
@@ -420,6 +494,50 @@ mod tests {
         assert_eq!(
             text(|b| write_decimal_i256(b, i256::MIN, 0)),
             i256::MIN.to_string()
+        );
+    }
+
+    /// The u64 fast path writes what the general 128-bit path writes.
+    #[test]
+    fn small_decimal_matches_the_general_path() {
+        let general = |unscaled: i128, scale: i8| {
+            let mut digits = [0u8; 80];
+            let n = digits_u128(unscaled.unsigned_abs(), &mut digits);
+            let mut b = StackBuf::new();
+            place_point(&mut b, unscaled < 0, &digits[digits.len() - n..], scale).unwrap();
+            b.as_str().to_string()
+        };
+        let mut values: Vec<i128> = vec![0, 1, 9, 10, 99, 100, 101, 1_000_000_000, 1_500_000_000];
+        values.extend([u64::MAX as i128, u64::MAX as i128 - 1, 10i128.pow(19)]);
+        values.extend([
+            12_340_000_000,
+            100_000_000_000_000_007,
+            999_999_999_999_999_999,
+        ]);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly values with trailing zeros, as money in units of 1e-9 has.
+            values.push((x >> (x % 64)) as i128 * 10i128.pow((x % 12) as u32) % (u64::MAX as i128));
+        }
+        for v in values {
+            for neg in [v, -v] {
+                for scale in 0..=19 {
+                    let small = SmallDecimal::new(neg, scale).expect("fits");
+                    assert_eq!(small.as_str(), general(neg, scale), "{neg} scale {scale}");
+                }
+            }
+        }
+        assert!(SmallDecimal::new(u64::MAX as i128 + 1, 9).is_none());
+        assert!(SmallDecimal::new(-(u64::MAX as i128) - 1, 9).is_none());
+        assert!(SmallDecimal::new(1, 20).is_none());
+        assert!(SmallDecimal::new(1, -1).is_none());
+        assert_eq!(SmallDecimal::new(-5, 1).unwrap().as_str(), "-0.5");
+        assert_eq!(
+            SmallDecimal::new(-(u64::MAX as i128), 19).unwrap().as_str(),
+            "-1.8446744073709551615"
         );
     }
 
