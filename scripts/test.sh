@@ -23,9 +23,16 @@ cargo test --workspace --doc --all-features
 # The main job of the README runs against bigq-emulator and must print its rows. `cargo test`
 # builds examples without copying them to target/debug/examples, so build the two binaries
 # (same features, so the test build's dependencies are reused).
-cargo build --workspace --all-features --example quickstart --bin bigq-emulator
+cargo build --workspace --all-features --example quickstart --bin bigq-emulator \
+  --bin bench-compare --bin contender-bigq
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 out="$(BIGQ_EMULATOR_BIN="$target_dir/debug/bigq-emulator" BIGQ_QUICKSTART_BIN="$target_dir/debug/examples/quickstart" \
   bash scripts/quickstart.sh)"
 echo "$out"
 grep -q "^3 rows;" <<<"$out" || { echo "quickstart did not print its 3 rows" >&2; exit 1; }
+
+# bench-compare is not a test (timings here are noise), but one scenario runs once with one
+# run per client so the harness cannot rot.
+"$target_dir/debug/bench-compare" --smoke --only query_const --python "$BIGQ_PYTHON" \
+  --label ci-smoke --out "$target_dir/bench-smoke" >/dev/null
+echo "bench-compare smoke run: ok"

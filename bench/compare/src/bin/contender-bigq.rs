@@ -75,10 +75,9 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
         if job { q.job_creation_required() } else { q }
     };
     let ds = dataset()?;
-    if scenario.starts_with("scan_") || scenario == "decode" {
-        if std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
-            return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
-        }
+    let reads_table = scenario.starts_with("scan_") || scenario == "decode";
+    if reads_table && std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
+        return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
     }
     let (t, c) = (Instant::now(), cpu_seconds());
     match scenario {
