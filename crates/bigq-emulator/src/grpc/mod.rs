@@ -6,6 +6,7 @@
 
 pub mod arrow;
 pub mod faults;
+pub mod proto_rows;
 pub mod read;
 
 use std::convert::Infallible;
