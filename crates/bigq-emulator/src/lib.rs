@@ -19,7 +19,7 @@
 //!
 //! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory);
 //! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `rest/` is the
-//! HTTP surface and the row encoder; `grpc/` serves the Storage API (Read) on its own port.
+//! HTTP surface and the row encoder; `grpc/` serves the Storage API (Read and Write) on its own port.
 #![warn(missing_docs)]
 
 pub mod catalog;
@@ -114,10 +114,13 @@ impl EmulatorBuilder {
             base_url: base_url.clone(),
         });
         let faults = Arc::new(Faults::default());
-        let grpc_router = grpc::Router::new(Arc::new(grpc::read::ReadService::new(
-            state.clone(),
-            faults.clone(),
-        )));
+        let grpc_router = grpc::Router::new(
+            Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone())),
+            Arc::new(grpc::write::WriteService::new(
+                state.clone(),
+                faults.clone(),
+            )),
+        );
         let app = rest::router(state);
         let (tx, rx) = watch::channel(false);
         let mut rest_rx = rx.clone();

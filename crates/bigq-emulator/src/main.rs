@@ -10,7 +10,7 @@ use bigq_emulator::{Emulator, EmulatorBuilder};
 
 const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N]\n\
 Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default) and the\n\
-Storage Read API over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.";
+Storage Read and Write APIs over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.";
 
 fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
     let mut b = Emulator::builder().with_port(9050).with_grpc_port(9060);

@@ -128,3 +128,30 @@ async fn python_storage_read_client() {
     );
     assert_eq!(emu.faults().read_rows_cut(), 1, "the armed cut never fired");
 }
+
+/// The official Storage Write client (`writer.AppendRowsStream`, protobuf rows with a
+/// hand-made proto2 descriptor) writes into a PENDING stream and the default stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_storage_write_client() {
+    let Some(py) = python() else { return };
+    let emu = Emulator::builder()
+        .with_project("write-project")
+        .start()
+        .await
+        .expect("start");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/storage_write.py");
+    let out = run(&[
+        py,
+        script.display().to_string(),
+        emu.rest_endpoint(),
+        emu.grpc_addr().to_string(),
+        emu.project().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("storage_write: ok"),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

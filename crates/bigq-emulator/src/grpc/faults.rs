@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Faults {
     read_cuts: Mutex<VecDeque<u64>>,
     read_cuts_fired: AtomicU64,
+    append_cuts: Mutex<VecDeque<u64>>,
+    append_cuts_fired: AtomicU64,
 }
 
 impl Faults {
@@ -40,5 +42,31 @@ impl Faults {
 
     pub(crate) fn read_cut_fired(&self) {
         self.read_cuts_fired.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Cuts the next `AppendRows` connection once it has answered `after_requests`
+    /// requests: the next request is not processed and the call fails with `UNAVAILABLE`,
+    /// as a dropped connection does. Each call arms one cut.
+    pub fn cut_next_append_rows(&self, after_requests: u64) {
+        self.append_cuts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(after_requests);
+    }
+
+    /// How many `AppendRows` connections have been cut so far.
+    pub fn append_rows_cut(&self) -> u64 {
+        self.append_cuts_fired.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn take_append_cut(&self) -> Option<u64> {
+        self.append_cuts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+    }
+
+    pub(crate) fn append_cut_fired(&self) {
+        self.append_cuts_fired.fetch_add(1, Ordering::SeqCst);
     }
 }
