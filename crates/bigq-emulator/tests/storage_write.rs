@@ -492,3 +492,85 @@ async fn fault_hook_cuts_a_connection_after_n_requests() {
     assert_eq!(offset(&rs[0]), Some(1));
     assert_eq!(ctx.ids().await, vec![1, 2]);
 }
+
+#[tokio::test]
+async fn arrow_rows_are_appended_by_column_name() {
+    use bigq_emulator::grpc::arrow::IpcEncoder;
+    use datafusion::arrow::array::{Int64Array, ListArray, StringArray};
+    use datafusion::arrow::buffer::OffsetBuffer;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use gcloud_sdk::google::cloud::bigquery::storage::v1::{ArrowRecordBatch, ArrowSchema};
+    use std::sync::Arc;
+
+    let ctx = Ctx::new().await;
+    // Columns in another order, `day` and `st` left out, tags as BigQuery's list type.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("name", DataType::Utf8, true),
+        Field::new(
+            "tags",
+            DataType::List(Arc::new(Field::new("item", DataType::Int64, false))),
+            false,
+        ),
+        Field::new("ID", DataType::Int64, true),
+    ]));
+    let batch = |ids: Vec<Option<i64>>| {
+        let n = ids.len();
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("a{i}")),
+                )),
+                Arc::new(ListArray::new(
+                    Arc::new(Field::new("item", DataType::Int64, false)),
+                    OffsetBuffer::from_lengths(0..n),
+                    Arc::new(Int64Array::from_iter_values(
+                        (0..n).flat_map(|i| 0..i as i64),
+                    )),
+                    None,
+                )),
+                Arc::new(Int64Array::from(ids)),
+            ],
+        )
+        .unwrap()
+    };
+    let enc = IpcEncoder::new(None).unwrap();
+    let req = |b: &RecordBatch, with_schema: bool| AppendRowsRequest {
+        write_stream: format!("{TABLE}/streams/_default"),
+        rows: Some(append_rows_request::Rows::ArrowRows(
+            append_rows_request::ArrowData {
+                writer_schema: with_schema.then(|| ArrowSchema {
+                    serialized_schema: enc.schema(&schema),
+                }),
+                rows: Some(ArrowRecordBatch {
+                    serialized_record_batch: enc.batch(b).unwrap(),
+                    ..Default::default()
+                }),
+            },
+        )),
+        ..Default::default()
+    };
+    let (rs, end) = ctx
+        .append(vec![
+            req(&batch(vec![Some(1), Some(2)]), true),
+            req(&batch(vec![Some(3)]), false),
+            // A NULL in the REQUIRED id: a row error, nothing appended.
+            req(&batch(vec![Some(4), None]), false),
+        ])
+        .await;
+    end.unwrap();
+    assert!(
+        rs[0].response.is_some() && rs[0].row_errors.is_empty(),
+        "{:?}",
+        rs[0]
+    );
+    assert!(rs[1].row_errors.is_empty(), "{:?}", rs[1]);
+    assert_eq!(error_code(&rs[2]), Code::InvalidArgument as i32);
+    assert_eq!(rs[2].row_errors.len(), 1);
+    assert_eq!(rs[2].row_errors[0].index, 1);
+    assert_eq!(ctx.ids().await, vec![1, 2, 3]);
+    let v = ctx.query("SELECT name, tags FROM ds.t WHERE id = 2").await;
+    assert_eq!(v["rows"][0]["f"][0]["v"], "a1");
+    assert_eq!(v["rows"][0]["f"][1]["v"], json!([{"v": "0"}]));
+}

@@ -1,4 +1,4 @@
-//! BigQueryWrite: `CreateWriteStream`, `AppendRows` (protobuf rows), `GetWriteStream`,
+//! BigQueryWrite: `CreateWriteStream`, `AppendRows` (protobuf or Arrow rows), `GetWriteStream`,
 //! `FinalizeWriteStream`, `FlushRows` and `BatchCommitWriteStreams`, with BigQuery's
 //! visibility rules: the `_default` stream and COMMITTED streams write into the table at
 //! once, BUFFERED streams up to the flushed offset, PENDING streams when committed.
@@ -7,11 +7,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use arrow_ipc::reader::StreamReader;
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
+use datafusion::arrow::array::{Array, new_null_array};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::scalar::ScalarValue;
 use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
 use gcloud_sdk::google::rpc::Status as RpcStatus;
+use gcloud_sdk::prost_types::DescriptorProto;
 use pb::{
     AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
     BatchCommitWriteStreamsResponse, CreateWriteStreamRequest, FinalizeWriteStreamRequest,
@@ -177,6 +181,153 @@ fn rows_to_batch(table: &Table, rows: &[Map<String, Value>]) -> Result<RecordBat
         })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(table.arrow_schema.clone(), arrays).map_err(|e| internal(e.to_string()))
+}
+
+/// The writer schema a connection declared: protobuf or Arrow rows.
+#[derive(Debug, Clone)]
+pub enum WriterSchema {
+    /// Protobuf rows of this message type.
+    Proto(Box<DescriptorProto>),
+    /// Arrow record batches of this IPC-serialized schema.
+    Arrow(Vec<u8>),
+}
+
+/// Why a request appended nothing.
+struct Failure {
+    code: Code,
+    message: String,
+    row_errors: Vec<RowError>,
+}
+
+fn rows_failed(name: &str, row_errors: Vec<RowError>) -> Failure {
+    Failure {
+        code: Code::InvalidArgument,
+        message: format!("Errors found while processing rows. Entity: {name}"),
+        row_errors,
+    }
+}
+
+fn extra_field(name: &str, field: &str) -> Failure {
+    Failure {
+        code: Code::InvalidArgument,
+        message: format!(
+            "Input schema has more fields than BigQuery schema, extra fields: '{field}' Entity: {name}"
+        ),
+        row_errors: Vec::new(),
+    }
+}
+
+/// Protobuf rows as one batch in the table's layout.
+fn proto_batch(
+    table: &Table,
+    desc: &DescriptorProto,
+    serialized: &[Vec<u8>],
+    name: &str,
+) -> Result<RecordBatch, Failure> {
+    if let Some(extra) = desc.field.iter().find(|f| {
+        !table
+            .schema
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
+    }) {
+        return Err(extra_field(name, extra.name()));
+    }
+    let mut rows = Vec::with_capacity(serialized.len());
+    let mut row_errors = Vec::new();
+    for (i, bytes) in serialized.iter().enumerate() {
+        match decode_row(desc, desc, &table.schema, bytes) {
+            Ok(r) => rows.push(r),
+            Err(message) => row_errors.push(RowError {
+                index: i as i64,
+                code: RowErrorCode::FieldsError as i32,
+                message,
+            }),
+        }
+    }
+    if !row_errors.is_empty() {
+        return Err(rows_failed(name, row_errors));
+    }
+    rows_to_batch(table, &rows).map_err(|e| rows_failed(name, e))
+}
+
+/// An Arrow record batch (IPC, with the connection's writer schema) in the table's layout:
+/// columns matched by name and cast to the column's type, absent columns NULL.
+fn arrow_batch(
+    table: &Table,
+    schema_bytes: &[u8],
+    batch_bytes: Vec<u8>,
+    name: &str,
+) -> Result<RecordBatch, Failure> {
+    let invalid = |what: String| Failure {
+        code: Code::InvalidArgument,
+        message: format!("{what} Entity: {name}"),
+        row_errors: Vec::new(),
+    };
+    let mut bytes = schema_bytes.to_vec();
+    bytes.extend_from_slice(&batch_bytes);
+    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None)
+        .map_err(|e| invalid(format!("Invalid Arrow writer schema: {e}.")))?;
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(format!("Invalid Arrow record batch: {e}.")))?;
+    let [batch] = batches.as_slice() else {
+        return Err(invalid(format!(
+            "Expected one Arrow record batch, got {}.",
+            batches.len()
+        )));
+    };
+    let src = batch.schema();
+    if let Some(extra) = src.fields().iter().find(|f| {
+        !table
+            .schema
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
+    }) {
+        return Err(extra_field(name, extra.name()));
+    }
+    let n = batch.num_rows();
+    let mut columns = Vec::with_capacity(table.schema.len());
+    let mut row_errors = Vec::new();
+    for (col, field) in table.schema.iter().zip(table.arrow_schema.fields()) {
+        let found = src
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(&col.name));
+        let array = match found {
+            None => new_null_array(field.data_type(), n),
+            Some(i) => {
+                let a = batch.column(i);
+                if a.data_type() == field.data_type() {
+                    a.clone()
+                } else {
+                    cast(a, field.data_type()).map_err(|e| {
+                        invalid(format!(
+                            "Field {}: cannot convert {} to {}: {e}.",
+                            col.name,
+                            a.data_type(),
+                            col.field_type
+                        ))
+                    })?
+                }
+            }
+        };
+        if col.mode() == FieldMode::Required && array.null_count() > 0 {
+            for i in (0..n).filter(|i| array.is_null(*i)) {
+                row_errors.push(RowError {
+                    index: i as i64,
+                    code: RowErrorCode::FieldsError as i32,
+                    message: format!("{}: Missing required field.", col.name),
+                });
+            }
+        }
+        columns.push(array);
+    }
+    if !row_errors.is_empty() {
+        row_errors.sort_by_key(|e| e.index);
+        return Err(rows_failed(name, row_errors));
+    }
+    RecordBatch::try_new(table.arrow_schema.clone(), columns)
+        .map_err(|e| invalid(format!("Rows do not fit the table: {e}.")))
 }
 
 impl WriteService {
@@ -413,7 +564,7 @@ impl WriteService {
         &self,
         req: AppendRowsRequest,
         stream_name: &mut String,
-        schema: &mut Option<gcloud_sdk::prost_types::DescriptorProto>,
+        schema: &mut Option<WriterSchema>,
     ) -> AppendRowsResponse {
         if !req.write_stream.is_empty() {
             *stream_name = req.write_stream.clone();
@@ -426,34 +577,6 @@ impl WriteService {
                 code, message,
             ))),
             ..Default::default()
-        };
-        let data = match req.rows {
-            Some(append_rows_request::Rows::ProtoRows(p)) => p,
-            Some(append_rows_request::Rows::ArrowRows(_)) => {
-                return fail(
-                    Code::InvalidArgument,
-                    "Unsupported by bigq-emulator: Arrow rows in AppendRows (send protobuf rows)"
-                        .into(),
-                    Vec::new(),
-                );
-            }
-            None => {
-                return fail(
-                    Code::InvalidArgument,
-                    "Rows are required.".into(),
-                    Vec::new(),
-                );
-            }
-        };
-        if let Some(d) = data.writer_schema.and_then(|w| w.proto_descriptor) {
-            *schema = Some(d);
-        }
-        let Some(desc) = schema.as_ref() else {
-            return fail(
-                Code::InvalidArgument,
-                format!("Writer schema is required in the first request. Entity: {name}"),
-                Vec::new(),
-            );
         };
         let (t, is_default) = match default_stream_table(&name) {
             Some(t) => (t, true),
@@ -475,50 +598,51 @@ impl WriteService {
             Ok(t) => t,
             Err(s) => return fail(s.code(), s.message().to_string(), Vec::new()),
         };
-        if let Some(extra) = desc.field.iter().find(|f| {
-            !table
-                .schema
-                .iter()
-                .any(|c| c.name.eq_ignore_ascii_case(f.name()))
-        }) {
-            return fail(
-                Code::InvalidArgument,
-                format!(
-                    "Input schema has more fields than BigQuery schema, extra fields: '{}' Entity: {name}",
-                    extra.name()
-                ),
-                Vec::new(),
-            );
-        }
-        let serialized = data.rows.map(|r| r.serialized_rows).unwrap_or_default();
-        let mut rows = Vec::with_capacity(serialized.len());
-        let mut row_errors = Vec::new();
-        for (i, bytes) in serialized.iter().enumerate() {
-            match decode_row(desc, desc, &table.schema, bytes) {
-                Ok(r) => rows.push(r),
-                Err(message) => row_errors.push(RowError {
-                    index: i as i64,
-                    code: RowErrorCode::FieldsError as i32,
-                    message,
-                }),
+        let no_schema = || Failure {
+            code: Code::InvalidArgument,
+            message: format!("Writer schema is required in the first request. Entity: {name}"),
+            row_errors: Vec::new(),
+        };
+        let batch = match req.rows {
+            Some(append_rows_request::Rows::ProtoRows(data)) => {
+                if let Some(d) = data.writer_schema.and_then(|w| w.proto_descriptor) {
+                    *schema = Some(WriterSchema::Proto(Box::new(d)));
+                }
+                match schema.as_ref() {
+                    Some(WriterSchema::Proto(desc)) => proto_batch(
+                        &table,
+                        desc,
+                        &data.rows.map(|r| r.serialized_rows).unwrap_or_default(),
+                        &name,
+                    ),
+                    _ => Err(no_schema()),
+                }
             }
-        }
-        if !row_errors.is_empty() {
-            return fail(
-                Code::InvalidArgument,
-                format!("Errors found while processing rows. Entity: {name}"),
-                row_errors,
-            );
-        }
-        let batch = match rows_to_batch(&table, &rows) {
+            Some(append_rows_request::Rows::ArrowRows(data)) => {
+                if let Some(s) = data.writer_schema {
+                    *schema = Some(WriterSchema::Arrow(s.serialized_schema));
+                }
+                match schema.as_ref() {
+                    Some(WriterSchema::Arrow(sb)) => arrow_batch(
+                        &table,
+                        sb,
+                        data.rows
+                            .map(|r| r.serialized_record_batch)
+                            .unwrap_or_default(),
+                        &name,
+                    ),
+                    _ => Err(no_schema()),
+                }
+            }
+            None => Err(Failure {
+                code: Code::InvalidArgument,
+                message: format!("Rows are required. Entity: {name}"),
+                row_errors: Vec::new(),
+            }),
+        };
+        let batch = match batch {
             Ok(b) => b,
-            Err(errors) => {
-                return fail(
-                    Code::InvalidArgument,
-                    format!("Errors found while processing rows. Entity: {name}"),
-                    errors,
-                );
-            }
+            Err(f) => return fail(f.code, f.message, f.row_errors),
         };
         let n = batch.num_rows() as u64;
         if is_default {
