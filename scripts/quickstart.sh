@@ -16,7 +16,7 @@ if [[ -z "${BIGQUERY_EMULATOR_HOST:-}" ]]; then
     emulator_bin="${CARGO_TARGET_DIR:-$repo/target}/debug/bigq-emulator"
   fi
   log="$(mktemp)"
-  "$emulator_bin" --host 127.0.0.1 --port 0 --project quickstart-project >"$log" 2>&1 &
+  "$emulator_bin" --host 127.0.0.1 --port 0 --grpc-port 0 --project quickstart-project >"$log" 2>&1 &
   pid=$!
   trap 'kill "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
   for _ in $(seq 200); do

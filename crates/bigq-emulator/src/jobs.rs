@@ -149,6 +149,17 @@ impl JobStore {
             .collect()
     }
 
+    /// The job whose anonymous destination table is `project:dataset.table`, if any.
+    pub fn by_destination(&self, project: &str, dataset: &str, table: &str) -> Option<Arc<Job>> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1.iter()
+            .rev()
+            .find(|j| {
+                j.project == project && j.destination.0 == dataset && j.destination.1 == table
+            })
+            .cloned()
+    }
+
     /// Deletes a job's metadata.
     pub fn delete(&self, project: &str, job_id: &str) -> Result<(), BqError> {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());

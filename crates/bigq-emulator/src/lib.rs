@@ -11,6 +11,7 @@
 //!     .start()
 //!     .await?;
 //! println!("REST endpoint: {}", emu.rest_endpoint());
+//! println!("Storage API (gRPC) endpoint: {}", emu.grpc_endpoint());
 //! emu.shutdown().await;
 //! # Ok(())
 //! # }
@@ -18,11 +19,12 @@
 //!
 //! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory);
 //! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `rest/` is the
-//! HTTP surface and the row encoder.
+//! HTTP surface and the row encoder; `grpc/` serves the Storage API (Read and Write) on its own port.
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub mod error;
+pub mod grpc;
 pub mod jobs;
 pub mod rest;
 pub mod sql;
@@ -32,17 +34,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use crate::catalog::Catalog;
 pub use crate::error::BqError;
+pub use crate::grpc::Faults;
 
 /// Configures and starts an [`Emulator`].
 #[derive(Clone, Debug)]
 pub struct EmulatorBuilder {
     host: IpAddr,
     port: u16,
+    grpc_port: u16,
     project: String,
     query_delay: Duration,
 }
@@ -52,6 +56,7 @@ impl Default for EmulatorBuilder {
         EmulatorBuilder {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
+            grpc_port: 0,
             project: "test-project".to_string(),
             query_delay: Duration::ZERO,
         }
@@ -71,6 +76,13 @@ impl EmulatorBuilder {
         self
     }
 
+    /// The port of the Storage API (gRPC) server, on the same host (0, the default, picks a
+    /// free one).
+    pub fn with_grpc_port(mut self, port: u16) -> Self {
+        self.grpc_port = port;
+        self
+    }
+
     /// The default project (`test-project` unless set). Any project id is accepted on
     /// the wire; this is the one [`Emulator::project`] reports.
     pub fn with_project(mut self, project: impl Into<String>) -> Self {
@@ -85,10 +97,12 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Binds the port and starts serving.
+    /// Binds the REST and gRPC ports and starts serving both.
     pub async fn start(self) -> std::io::Result<Emulator> {
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
+        let grpc_listener = TcpListener::bind(SocketAddr::new(self.host, self.grpc_port)).await?;
+        let grpc_addr = grpc_listener.local_addr()?;
         let base_url = format!("http://{addr}");
         let catalog = Catalog::new();
         catalog.write().add_project(&self.project);
@@ -99,19 +113,40 @@ impl EmulatorBuilder {
             query_delay: self.query_delay,
             base_url: base_url.clone(),
         });
+        let faults = Arc::new(Faults::default());
+        let grpc_router = grpc::Router::new(
+            Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone())),
+            Arc::new(grpc::write::WriteService::new(
+                state.clone(),
+                faults.clone(),
+            )),
+        );
         let app = rest::router(state);
-        let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let (tx, rx) = watch::channel(false);
+        let mut rest_rx = rx.clone();
+        let mut grpc_rx = rx;
+        let rest = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
+                .with_graceful_shutdown(async move {
+                    let _ = rest_rx.wait_for(|stop| *stop).await;
                 })
                 .await;
         });
+        let grpc = tokio::spawn(async move {
+            let _ = grpc::serve(grpc_listener, grpc_router, async move {
+                let _ = grpc_rx.wait_for(|stop| *stop).await;
+            })
+            .await;
+        });
+        let task = tokio::spawn(async move {
+            let _ = tokio::join!(rest, grpc);
+        });
         Ok(Emulator {
             addr,
+            grpc_addr,
             project: self.project,
             catalog,
+            faults,
             shutdown: Some(tx),
             task: Some(task),
         })
@@ -123,9 +158,11 @@ impl EmulatorBuilder {
 #[derive(Debug)]
 pub struct Emulator {
     addr: SocketAddr,
+    grpc_addr: SocketAddr,
     project: String,
     catalog: Arc<Catalog>,
-    shutdown: Option<oneshot::Sender<()>>,
+    faults: Arc<Faults>,
+    shutdown: Option<watch::Sender<bool>>,
     task: Option<JoinHandle<()>>,
 }
 
@@ -143,6 +180,21 @@ impl Emulator {
     /// The REST base URL, e.g. `http://127.0.0.1:40123` (paths start `/bigquery/v2/`).
     pub fn rest_endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The Storage API (gRPC, plaintext HTTP/2) endpoint, e.g. `http://127.0.0.1:40124`.
+    pub fn grpc_endpoint(&self) -> String {
+        format!("http://{}", self.grpc_addr)
+    }
+
+    /// The bound address of the gRPC server.
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// The fault hooks, to make the Storage API fail on purpose in tests.
+    pub fn faults(&self) -> &Arc<Faults> {
+        &self.faults
     }
 
     /// The bound address.
@@ -163,7 +215,7 @@ impl Emulator {
     /// Stops accepting connections and waits for the server to finish.
     pub async fn shutdown(mut self) {
         if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
+            let _ = tx.send(true);
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
@@ -181,7 +233,7 @@ impl Emulator {
 impl Drop for Emulator {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
+            let _ = tx.send(true);
         }
     }
 }

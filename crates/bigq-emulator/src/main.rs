@@ -1,6 +1,6 @@
-//! `bigq-emulator`: a local BigQuery REST server.
+//! `bigq-emulator`: a local BigQuery REST and Storage API (gRPC) server.
 //!
-//! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--project test-project]`
+//! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--grpc-port 9060] [--project test-project]`
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use bigq_emulator::{Emulator, EmulatorBuilder};
 
-const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--project ID] [--query-delay-ms N]\n\
-Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default).";
+const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N]\n\
+Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default) and the\n\
+Storage Read and Write APIs over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.";
 
 fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
-    let mut b = Emulator::builder().with_port(9050);
+    let mut b = Emulator::builder().with_port(9050).with_grpc_port(9060);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
@@ -27,6 +28,10 @@ fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
             "--port" => {
                 let v = value()?;
                 b.with_port(v.parse().map_err(|_| format!("bad port {v}"))?)
+            }
+            "--grpc-port" => {
+                let v = value()?;
+                b.with_grpc_port(v.parse().map_err(|_| format!("bad port {v}"))?)
             }
             "--project" => b.with_project(value()?.clone()),
             "--query-delay-ms" => {
@@ -66,6 +71,7 @@ async fn main() -> ExitCode {
         emu.rest_endpoint(),
         emu.project()
     );
+    println!("grpc listening on {}", emu.grpc_endpoint());
     let _ = tokio::signal::ctrl_c().await;
     emu.shutdown().await;
     ExitCode::SUCCESS

@@ -1,6 +1,6 @@
-//! The emulator driven by clients nobody here wrote: the official Python client
-//! (`google-cloud-bigquery`). Set `BIGQ_PYTHON` to a Python that has it installed;
-//! without it these tests say so and pass.
+//! The emulator driven by clients nobody here wrote: the official Python clients
+//! (`google-cloud-bigquery`, `google-cloud-bigquery-storage` with pyarrow and pandas). Set
+//! `BIGQ_PYTHON` to a Python that has them installed; without it these tests say so and pass.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -96,4 +96,62 @@ async fn python_client_replays_rest_crud() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!text.is_empty(), "no report written");
+}
+
+/// The official Storage Read client (`google-cloud-bigquery-storage`, with pyarrow and
+/// pandas) reads tables and a query's destination table over gRPC, compressed or not,
+/// and gets the rows `tabledata.list` gives; one of its calls is cut by the fault hook and
+/// must resume.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_storage_read_client() {
+    let Some(py) = python() else { return };
+    let emu = Emulator::builder()
+        .with_project("read-project")
+        .start()
+        .await
+        .expect("start");
+    emu.faults().cut_next_read_rows(3_000);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/storage_read.py");
+    let out = run(&[
+        py,
+        script.display().to_string(),
+        emu.rest_endpoint(),
+        emu.grpc_addr().to_string(),
+        emu.project().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("storage_read: ok"),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(emu.faults().read_rows_cut(), 1, "the armed cut never fired");
+}
+
+/// The official Storage Write client (`writer.AppendRowsStream`, protobuf rows with a
+/// hand-made proto2 descriptor) writes into a PENDING stream and the default stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_storage_write_client() {
+    let Some(py) = python() else { return };
+    let emu = Emulator::builder()
+        .with_project("write-project")
+        .start()
+        .await
+        .expect("start");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/storage_write.py");
+    let out = run(&[
+        py,
+        script.display().to_string(),
+        emu.rest_endpoint(),
+        emu.grpc_addr().to_string(),
+        emu.project().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("storage_write: ok"),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

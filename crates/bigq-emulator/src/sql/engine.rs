@@ -191,6 +191,14 @@ fn table_schema_of(arrow: &Schema) -> BqResult<Vec<TableFieldSchema>> {
     Ok(fields)
 }
 
+/// A query result as a table: the schema BigQuery gives the destination table (modes as
+/// stored) and the rows in the catalog's canonical Arrow layout.
+pub fn result_table(out: &QueryOutput) -> BqResult<Table> {
+    let mut table = Table::new(table_schema_of(&out.arrow_schema)?)?;
+    table.batches = conform(&out.batches, &table.arrow_schema)?;
+    Ok(table)
+}
+
 /// A table schema as a query result reports it (mode NULLABLE spelled out).
 fn result_style(fields: &[TableFieldSchema]) -> Vec<TableFieldSchema> {
     fields

@@ -1,0 +1,726 @@
+//! BigQueryWrite: `CreateWriteStream`, `AppendRows` (protobuf or Arrow rows), `GetWriteStream`,
+//! `FinalizeWriteStream`, `FlushRows` and `BatchCommitWriteStreams`, with BigQuery's
+//! visibility rules: the `_default` stream and COMMITTED streams write into the table at
+//! once, BUFFERED streams up to the flushed offset, PENDING streams when committed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use arrow_ipc::reader::StreamReader;
+use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
+use datafusion::arrow::array::{Array, new_null_array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::scalar::ScalarValue;
+use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
+use gcloud_sdk::google::rpc::Status as RpcStatus;
+use gcloud_sdk::prost_types::DescriptorProto;
+use pb::{
+    AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
+    BatchCommitWriteStreamsResponse, CreateWriteStreamRequest, FinalizeWriteStreamRequest,
+    FinalizeWriteStreamResponse, FlushRowsRequest, FlushRowsResponse, GetWriteStreamRequest,
+    RowError, StorageError, WriteStream, append_rows_request, append_rows_response,
+    row_error::RowErrorCode, storage_error::StorageErrorCode, write_stream,
+};
+use serde_json::{Map, Value};
+use tonic::{Code, Status};
+
+use super::faults::Faults;
+use super::proto_rows::decode_row;
+use crate::catalog::{Table, TableRef};
+use crate::error::BqError;
+use crate::rest::AppState;
+use crate::sql::values::json_to_scalar;
+
+/// One write stream's state.
+#[derive(Debug)]
+struct Stream {
+    table: TableRef,
+    kind: write_stream::Type,
+    create_time: SystemTime,
+    commit_time: Option<SystemTime>,
+    /// Rows appended (the next offset).
+    rows: u64,
+    /// Rows not yet in the table (PENDING until commit, BUFFERED until flushed).
+    held: Vec<RecordBatch>,
+    /// BUFFERED: rows made visible so far.
+    flushed: u64,
+    finalized: bool,
+}
+
+/// The BigQueryWrite service's state.
+#[derive(Debug)]
+pub struct WriteService {
+    app: Arc<AppState>,
+    faults: Arc<Faults>,
+    streams: Mutex<HashMap<String, Stream>>,
+}
+
+fn timestamp(t: SystemTime) -> gcloud_sdk::prost_types::Timestamp {
+    let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    gcloud_sdk::prost_types::Timestamp {
+        seconds: d.as_secs() as i64,
+        nanos: d.subsec_nanos() as i32,
+    }
+}
+
+/// `projects/{p}/datasets/{d}/tables/{t}`.
+fn parse_table(path: &str) -> Option<TableRef> {
+    match path.split('/').collect::<Vec<_>>().as_slice() {
+        ["projects", p, "datasets", d, "tables", t]
+            if !p.is_empty() && !d.is_empty() && !t.is_empty() =>
+        {
+            Some(TableRef {
+                project: p.to_string(),
+                dataset: d.to_string(),
+                table: t.to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `{table}/streams/_default`.
+fn default_stream_table(name: &str) -> Option<TableRef> {
+    parse_table(name.strip_suffix("/streams/_default")?)
+}
+
+/// A BigQuery column as the Storage API's `TableFieldSchema`.
+fn proto_field(f: &TableFieldSchema) -> pb::TableFieldSchema {
+    use pb::table_field_schema::{Mode, Type};
+    let t = match f.field_type {
+        FieldType::String => Type::String,
+        FieldType::Int64 => Type::Int64,
+        FieldType::Float64 => Type::Double,
+        FieldType::Record => Type::Struct,
+        FieldType::Bytes => Type::Bytes,
+        FieldType::Bool => Type::Bool,
+        FieldType::Timestamp => Type::Timestamp,
+        FieldType::Date => Type::Date,
+        FieldType::Time => Type::Time,
+        FieldType::DateTime => Type::Datetime,
+        FieldType::Geography => Type::Geography,
+        FieldType::Numeric => Type::Numeric,
+        FieldType::BigNumeric => Type::Bignumeric,
+        FieldType::Interval => Type::Interval,
+        FieldType::Json => Type::Json,
+        FieldType::Range => Type::Range,
+        _ => Type::Unspecified,
+    };
+    let mode = match f.mode() {
+        FieldMode::Nullable => Mode::Nullable,
+        FieldMode::Required => Mode::Required,
+        FieldMode::Repeated => Mode::Repeated,
+    };
+    pb::TableFieldSchema {
+        name: f.name.clone(),
+        r#type: t as i32,
+        mode: mode as i32,
+        fields: f.fields.iter().map(proto_field).collect(),
+        ..Default::default()
+    }
+}
+
+fn table_schema(t: &Table) -> pb::TableSchema {
+    pb::TableSchema {
+        fields: t.schema.iter().map(proto_field).collect(),
+    }
+}
+
+fn rpc_status(code: Code, message: impl Into<String>) -> RpcStatus {
+    RpcStatus {
+        code: code as i32,
+        message: message.into(),
+        details: Vec::new(),
+    }
+}
+
+/// Rows (insertAll JSON objects) as one batch in the table's layout, or the errors of the
+/// rows that do not fit the schema.
+fn rows_to_batch(table: &Table, rows: &[Map<String, Value>]) -> Result<RecordBatch, Vec<RowError>> {
+    let mut columns: Vec<Vec<ScalarValue>> =
+        vec![Vec::with_capacity(rows.len()); table.schema.len()];
+    let mut errors = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        for (c, f) in table.schema.iter().enumerate() {
+            match json_to_scalar(f, row.get(&f.name).unwrap_or(&Value::Null)) {
+                Ok(v) => columns[c].push(v),
+                Err(e) => {
+                    errors.push(RowError {
+                        index: i as i64,
+                        code: RowErrorCode::FieldsError as i32,
+                        message: format!("{}: {}", e.location, e.message),
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let internal = |e: String| {
+        vec![RowError {
+            index: 0,
+            code: RowErrorCode::Unspecified as i32,
+            message: e,
+        }]
+    };
+    let arrays = columns
+        .into_iter()
+        .zip(table.arrow_schema.fields())
+        .map(|(vals, f)| {
+            let a = ScalarValue::iter_to_array(vals).map_err(|e| internal(e.to_string()))?;
+            if a.data_type() == f.data_type() {
+                Ok(a)
+            } else {
+                datafusion::arrow::compute::cast(&a, f.data_type())
+                    .map_err(|e| internal(e.to_string()))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(table.arrow_schema.clone(), arrays).map_err(|e| internal(e.to_string()))
+}
+
+/// The writer schema a connection declared: protobuf or Arrow rows.
+#[derive(Debug, Clone)]
+pub enum WriterSchema {
+    /// Protobuf rows of this message type.
+    Proto(Box<DescriptorProto>),
+    /// Arrow record batches of this IPC-serialized schema.
+    Arrow(Vec<u8>),
+}
+
+/// Why a request appended nothing.
+struct Failure {
+    code: Code,
+    message: String,
+    row_errors: Vec<RowError>,
+}
+
+fn rows_failed(name: &str, row_errors: Vec<RowError>) -> Failure {
+    Failure {
+        code: Code::InvalidArgument,
+        message: format!("Errors found while processing rows. Entity: {name}"),
+        row_errors,
+    }
+}
+
+fn extra_field(name: &str, field: &str) -> Failure {
+    Failure {
+        code: Code::InvalidArgument,
+        message: format!(
+            "Input schema has more fields than BigQuery schema, extra fields: '{field}' Entity: {name}"
+        ),
+        row_errors: Vec::new(),
+    }
+}
+
+/// Protobuf rows as one batch in the table's layout.
+fn proto_batch(
+    table: &Table,
+    desc: &DescriptorProto,
+    serialized: &[Vec<u8>],
+    name: &str,
+) -> Result<RecordBatch, Failure> {
+    if let Some(extra) = desc.field.iter().find(|f| {
+        !table
+            .schema
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
+    }) {
+        return Err(extra_field(name, extra.name()));
+    }
+    let mut rows = Vec::with_capacity(serialized.len());
+    let mut row_errors = Vec::new();
+    for (i, bytes) in serialized.iter().enumerate() {
+        match decode_row(desc, desc, &table.schema, bytes) {
+            Ok(r) => rows.push(r),
+            Err(message) => row_errors.push(RowError {
+                index: i as i64,
+                code: RowErrorCode::FieldsError as i32,
+                message,
+            }),
+        }
+    }
+    if !row_errors.is_empty() {
+        return Err(rows_failed(name, row_errors));
+    }
+    rows_to_batch(table, &rows).map_err(|e| rows_failed(name, e))
+}
+
+/// An Arrow record batch (IPC, with the connection's writer schema) in the table's layout:
+/// columns matched by name and cast to the column's type, absent columns NULL.
+fn arrow_batch(
+    table: &Table,
+    schema_bytes: &[u8],
+    batch_bytes: Vec<u8>,
+    name: &str,
+) -> Result<RecordBatch, Failure> {
+    let invalid = |what: String| Failure {
+        code: Code::InvalidArgument,
+        message: format!("{what} Entity: {name}"),
+        row_errors: Vec::new(),
+    };
+    let mut bytes = schema_bytes.to_vec();
+    bytes.extend_from_slice(&batch_bytes);
+    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None)
+        .map_err(|e| invalid(format!("Invalid Arrow writer schema: {e}.")))?;
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(format!("Invalid Arrow record batch: {e}.")))?;
+    let [batch] = batches.as_slice() else {
+        return Err(invalid(format!(
+            "Expected one Arrow record batch, got {}.",
+            batches.len()
+        )));
+    };
+    let src = batch.schema();
+    if let Some(extra) = src.fields().iter().find(|f| {
+        !table
+            .schema
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
+    }) {
+        return Err(extra_field(name, extra.name()));
+    }
+    let n = batch.num_rows();
+    let mut columns = Vec::with_capacity(table.schema.len());
+    let mut row_errors = Vec::new();
+    for (col, field) in table.schema.iter().zip(table.arrow_schema.fields()) {
+        let found = src
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(&col.name));
+        let array = match found {
+            None => new_null_array(field.data_type(), n),
+            Some(i) => {
+                let a = batch.column(i);
+                if a.data_type() == field.data_type() {
+                    a.clone()
+                } else {
+                    cast(a, field.data_type()).map_err(|e| {
+                        invalid(format!(
+                            "Field {}: cannot convert {} to {}: {e}.",
+                            col.name,
+                            a.data_type(),
+                            col.field_type
+                        ))
+                    })?
+                }
+            }
+        };
+        if col.mode() == FieldMode::Required && array.null_count() > 0 {
+            for i in (0..n).filter(|i| array.is_null(*i)) {
+                row_errors.push(RowError {
+                    index: i as i64,
+                    code: RowErrorCode::FieldsError as i32,
+                    message: format!("{}: Missing required field.", col.name),
+                });
+            }
+        }
+        columns.push(array);
+    }
+    if !row_errors.is_empty() {
+        row_errors.sort_by_key(|e| e.index);
+        return Err(rows_failed(name, row_errors));
+    }
+    RecordBatch::try_new(table.arrow_schema.clone(), columns)
+        .map_err(|e| invalid(format!("Rows do not fit the table: {e}.")))
+}
+
+impl WriteService {
+    /// The service over the emulator's catalog.
+    pub fn new(app: Arc<AppState>, faults: Arc<Faults>) -> WriteService {
+        WriteService {
+            app,
+            faults,
+            streams: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn table(&self, t: &TableRef) -> Result<Arc<Table>, Status> {
+        self.app
+            .catalog
+            .read()
+            .table(t)
+            .map_err(|e| super::status(&e))
+    }
+
+    /// Appends a batch to the catalog table: visible to queries and reads at once.
+    fn publish(&self, t: &TableRef, batches: Vec<RecordBatch>) -> Result<(), BqError> {
+        if batches.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.app.catalog.write();
+        let mut table = (*w.table(t)?).clone();
+        table.batches.extend(batches);
+        w.put_table(t, table)
+    }
+
+    /// `CreateWriteStream`.
+    pub fn create_write_stream(
+        &self,
+        req: CreateWriteStreamRequest,
+    ) -> Result<WriteStream, Status> {
+        let t = parse_table(&req.parent).ok_or_else(|| {
+            Status::invalid_argument(format!("Invalid table name. Entity: {}", req.parent))
+        })?;
+        let table = self.table(&t)?;
+        let kind = req
+            .write_stream
+            .as_ref()
+            .and_then(|w| write_stream::Type::try_from(w.r#type).ok())
+            .unwrap_or(write_stream::Type::Unspecified);
+        if kind == write_stream::Type::Unspecified {
+            return Err(Status::invalid_argument(format!(
+                "Write stream type must be specified. Entity: {}",
+                req.parent
+            )));
+        }
+        let now = SystemTime::now();
+        let name = format!("{}/streams/{}", req.parent, uuid::Uuid::new_v4().simple());
+        let commit_time = (kind == write_stream::Type::Committed).then_some(now);
+        self.streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                name.clone(),
+                Stream {
+                    table: t,
+                    kind,
+                    create_time: now,
+                    commit_time,
+                    rows: 0,
+                    held: Vec::new(),
+                    flushed: 0,
+                    finalized: false,
+                },
+            );
+        Ok(WriteStream {
+            name,
+            r#type: kind as i32,
+            create_time: Some(timestamp(now)),
+            commit_time: commit_time.map(timestamp),
+            table_schema: Some(table_schema(&table)),
+            ..Default::default()
+        })
+    }
+
+    /// `GetWriteStream`.
+    pub fn get_write_stream(&self, req: GetWriteStreamRequest) -> Result<WriteStream, Status> {
+        let full = req.view == pb::WriteStreamView::Full as i32;
+        if let Some(t) = default_stream_table(&req.name) {
+            let table = self.table(&t)?;
+            return Ok(WriteStream {
+                name: req.name,
+                r#type: write_stream::Type::Committed as i32,
+                table_schema: full.then(|| table_schema(&table)),
+                location: "us".into(),
+                ..Default::default()
+            });
+        }
+        let streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let s = streams.get(&req.name).ok_or_else(|| {
+            Status::invalid_argument(format!("Invalid stream name. Entity: {}", req.name))
+        })?;
+        let table_schema = if full {
+            Some(table_schema(&*self.table(&s.table)?))
+        } else {
+            None
+        };
+        Ok(WriteStream {
+            name: req.name.clone(),
+            r#type: s.kind as i32,
+            create_time: Some(timestamp(s.create_time)),
+            commit_time: s.commit_time.map(timestamp),
+            table_schema,
+            location: "us".into(),
+            ..Default::default()
+        })
+    }
+
+    /// `FinalizeWriteStream`.
+    pub fn finalize_write_stream(
+        &self,
+        req: FinalizeWriteStreamRequest,
+    ) -> Result<FinalizeWriteStreamResponse, Status> {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let s = streams.get_mut(&req.name).ok_or_else(|| {
+            Status::not_found(format!(
+                "Requested entity was not found. Entity: {}",
+                req.name
+            ))
+        })?;
+        s.finalized = true;
+        Ok(FinalizeWriteStreamResponse {
+            row_count: s.rows as i64,
+        })
+    }
+
+    /// `FlushRows`: a BUFFERED stream's rows up to and including `offset` become visible.
+    pub fn flush_rows(&self, req: FlushRowsRequest) -> Result<FlushRowsResponse, Status> {
+        let name = req.write_stream.clone();
+        let offset = req.offset.unwrap_or(0);
+        let (t, batches) = {
+            let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+            let s = streams.get_mut(&name).ok_or_else(|| {
+                Status::invalid_argument(format!("Invalid stream name. Entity: {name}"))
+            })?;
+            if s.kind != write_stream::Type::Buffered {
+                return Err(Status::invalid_argument(format!(
+                    "FlushRows is only supported on BUFFERED streams. Entity: {name}"
+                )));
+            }
+            if offset < 0 || offset as u64 >= s.rows {
+                return Err(Status::out_of_range(format!(
+                    "Offset {offset} is beyond the end of the stream Entity: {name}"
+                )));
+            }
+            let upto = offset as u64 + 1;
+            let mut out = Vec::new();
+            while s.flushed < upto {
+                let Some(first) = s.held.first_mut() else {
+                    break;
+                };
+                let n = (first.num_rows() as u64).min(upto - s.flushed);
+                out.push(first.slice(0, n as usize));
+                if n == first.num_rows() as u64 {
+                    s.held.remove(0);
+                } else {
+                    *first = first.slice(n as usize, first.num_rows() - n as usize);
+                }
+                s.flushed += n;
+            }
+            (s.table.clone(), out)
+        };
+        self.publish(&t, batches).map_err(|e| super::status(&e))?;
+        Ok(FlushRowsResponse { offset })
+    }
+
+    /// `BatchCommitWriteStreams`: every PENDING, finalized stream's rows become visible
+    /// at once; with any stream in error, none do.
+    pub fn batch_commit(
+        &self,
+        req: BatchCommitWriteStreamsRequest,
+    ) -> Result<BatchCommitWriteStreamsResponse, Status> {
+        let t = parse_table(&req.parent).ok_or_else(|| {
+            Status::invalid_argument(format!("Invalid table name. Entity: {}", req.parent))
+        })?;
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let mut errors = Vec::new();
+        for name in &req.write_streams {
+            let err = |code: StorageErrorCode, msg: &str| StorageError {
+                code: code as i32,
+                entity: name.clone(),
+                error_message: format!("{msg} Entity: {name}"),
+            };
+            match streams.get(name) {
+                None => errors.push(err(StorageErrorCode::StreamNotFound, "Stream not found.")),
+                Some(s) if s.table != t => errors.push(err(
+                    StorageErrorCode::StreamNotFound,
+                    "Stream is not on this table.",
+                )),
+                Some(s) if s.kind != write_stream::Type::Pending => errors.push(err(
+                    StorageErrorCode::InvalidStreamType,
+                    "Stream is not PENDING.",
+                )),
+                Some(s) if s.commit_time.is_some() => errors.push(err(
+                    StorageErrorCode::StreamAlreadyCommitted,
+                    "Stream is already committed.",
+                )),
+                Some(s) if !s.finalized => errors.push(err(
+                    StorageErrorCode::InvalidStreamState,
+                    "Stream is not finalized.",
+                )),
+                Some(_) => {}
+            }
+        }
+        if !errors.is_empty() {
+            return Ok(BatchCommitWriteStreamsResponse {
+                commit_time: None,
+                stream_errors: errors,
+            });
+        }
+        let now = SystemTime::now();
+        let mut batches = Vec::new();
+        for name in &req.write_streams {
+            if let Some(s) = streams.get_mut(name) {
+                batches.append(&mut s.held);
+                s.commit_time = Some(now);
+            }
+        }
+        drop(streams);
+        self.publish(&t, batches).map_err(|e| super::status(&e))?;
+        Ok(BatchCommitWriteStreamsResponse {
+            commit_time: Some(timestamp(now)),
+            stream_errors: Vec::new(),
+        })
+    }
+
+    /// One `AppendRows` request of a connection whose writer schema so far is `schema`.
+    pub fn append(
+        &self,
+        req: AppendRowsRequest,
+        stream_name: &mut String,
+        schema: &mut Option<WriterSchema>,
+    ) -> AppendRowsResponse {
+        if !req.write_stream.is_empty() {
+            *stream_name = req.write_stream.clone();
+        }
+        let name = stream_name.clone();
+        let fail = |code: Code, message: String, row_errors: Vec<RowError>| AppendRowsResponse {
+            write_stream: name.clone(),
+            row_errors,
+            response: Some(append_rows_response::Response::Error(rpc_status(
+                code, message,
+            ))),
+            ..Default::default()
+        };
+        let (t, is_default) = match default_stream_table(&name) {
+            Some(t) => (t, true),
+            None => {
+                let streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+                match streams.get(&name) {
+                    Some(s) => (s.table.clone(), false),
+                    None => {
+                        return fail(
+                            Code::InvalidArgument,
+                            format!("Invalid stream name. Entity: {name}"),
+                            Vec::new(),
+                        );
+                    }
+                }
+            }
+        };
+        let table = match self.table(&t) {
+            Ok(t) => t,
+            Err(s) => return fail(s.code(), s.message().to_string(), Vec::new()),
+        };
+        let no_schema = || Failure {
+            code: Code::InvalidArgument,
+            message: format!("Writer schema is required in the first request. Entity: {name}"),
+            row_errors: Vec::new(),
+        };
+        let batch = match req.rows {
+            Some(append_rows_request::Rows::ProtoRows(data)) => {
+                if let Some(d) = data.writer_schema.and_then(|w| w.proto_descriptor) {
+                    *schema = Some(WriterSchema::Proto(Box::new(d)));
+                }
+                match schema.as_ref() {
+                    Some(WriterSchema::Proto(desc)) => proto_batch(
+                        &table,
+                        desc,
+                        &data.rows.map(|r| r.serialized_rows).unwrap_or_default(),
+                        &name,
+                    ),
+                    _ => Err(no_schema()),
+                }
+            }
+            Some(append_rows_request::Rows::ArrowRows(data)) => {
+                if let Some(s) = data.writer_schema {
+                    *schema = Some(WriterSchema::Arrow(s.serialized_schema));
+                }
+                match schema.as_ref() {
+                    Some(WriterSchema::Arrow(sb)) => arrow_batch(
+                        &table,
+                        sb,
+                        data.rows
+                            .map(|r| r.serialized_record_batch)
+                            .unwrap_or_default(),
+                        &name,
+                    ),
+                    _ => Err(no_schema()),
+                }
+            }
+            None => Err(Failure {
+                code: Code::InvalidArgument,
+                message: format!("Rows are required. Entity: {name}"),
+                row_errors: Vec::new(),
+            }),
+        };
+        let batch = match batch {
+            Ok(b) => b,
+            Err(f) => return fail(f.code, f.message, f.row_errors),
+        };
+        let n = batch.num_rows() as u64;
+        if is_default {
+            if req.offset.is_some() {
+                return fail(
+                    Code::InvalidArgument,
+                    format!("Offset is not supported on the default stream. Entity: {name}"),
+                    Vec::new(),
+                );
+            }
+            if let Err(e) = self.publish(&t, vec![batch]) {
+                return fail(super::status(&e).code(), e.message, Vec::new());
+            }
+            return AppendRowsResponse {
+                write_stream: name.clone(),
+                response: Some(append_rows_response::Response::AppendResult(
+                    append_rows_response::AppendResult { offset: None },
+                )),
+                ..Default::default()
+            };
+        }
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(s) = streams.get_mut(&name) else {
+            return fail(
+                Code::InvalidArgument,
+                format!("Invalid stream name. Entity: {name}"),
+                Vec::new(),
+            );
+        };
+        if s.finalized {
+            return fail(
+                Code::InvalidArgument,
+                format!("Stream is finalized. Entity: {name}"),
+                Vec::new(),
+            );
+        }
+        let at = s.rows as i64;
+        match req.offset {
+            Some(o) if o < at => {
+                return fail(
+                    Code::AlreadyExists,
+                    format!(
+                        "The offset is within stream, expected offset {at}, received {o} Entity: {name}"
+                    ),
+                    Vec::new(),
+                );
+            }
+            Some(o) if o > at => {
+                return fail(
+                    Code::OutOfRange,
+                    format!(
+                        "The offset is beyond stream, expected offset {at}, received {o} Entity: {name}"
+                    ),
+                    Vec::new(),
+                );
+            }
+            _ => {}
+        }
+        s.rows += n;
+        let publish_now = s.kind == write_stream::Type::Committed;
+        if !publish_now {
+            s.held.push(batch.clone());
+        }
+        drop(streams);
+        if publish_now && let Err(e) = self.publish(&t, vec![batch]) {
+            return fail(super::status(&e).code(), e.message, Vec::new());
+        }
+        AppendRowsResponse {
+            write_stream: name.clone(),
+            response: Some(append_rows_response::Response::AppendResult(
+                append_rows_response::AppendResult { offset: Some(at) },
+            )),
+            ..Default::default()
+        }
+    }
+
+    /// The fault hooks.
+    pub fn faults(&self) -> &Arc<Faults> {
+        &self.faults
+    }
+}

@@ -1,0 +1,576 @@
+//! The Storage Write API (gRPC) at the wire: stream types and their visibility rules,
+//! offsets, row errors, nested and repeated columns, and the fault hook, with protobuf rows
+//! encoded by hand here.
+
+use bigq_emulator::Emulator;
+use gcloud_sdk::google::cloud::bigquery::storage::v1::{
+    AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
+    CreateWriteStreamRequest, FinalizeWriteStreamRequest, FlushRowsRequest, GetWriteStreamRequest,
+    ProtoRows, ProtoSchema, WriteStream, append_rows_request, append_rows_response,
+    big_query_write_client::BigQueryWriteClient, write_stream,
+};
+use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
+use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
+use serde_json::{Value, json};
+use tonic::Code;
+use tonic::transport::Channel;
+
+const TABLE: &str = "projects/p/datasets/ds/tables/t";
+
+struct Ctx {
+    emu: Emulator,
+    rpc: BigQueryWriteClient<Channel>,
+    http: reqwest::Client,
+}
+
+impl Ctx {
+    async fn new() -> Ctx {
+        let emu = Emulator::builder()
+            .with_project("p")
+            .start()
+            .await
+            .expect("start");
+        let channel = Channel::from_shared(emu.grpc_endpoint())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let ctx = Ctx {
+            emu,
+            rpc: BigQueryWriteClient::new(channel),
+            http: reqwest::Client::new(),
+        };
+        let url = format!(
+            "{}/bigquery/v2/projects/p/datasets",
+            ctx.emu.rest_endpoint()
+        );
+        let resp = ctx
+            .http
+            .post(url)
+            .json(&json!({"datasetReference": {"datasetId": "ds"}}))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success());
+        ctx.query(
+            "CREATE TABLE ds.t (id INT64 NOT NULL, name STRING, day DATE, \
+             tags ARRAY<INT64>, st STRUCT<a INT64, b STRING>)",
+        )
+        .await;
+        ctx
+    }
+
+    async fn query(&self, sql: &str) -> Value {
+        let url = format!(
+            "{}/bigquery/v2/projects/p/queries",
+            self.emu.rest_endpoint()
+        );
+        let v: Value = self
+            .http
+            .post(url)
+            .json(&json!({"query": sql, "useLegacySql": false}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(v.get("error").is_none(), "{sql}: {v}");
+        v
+    }
+
+    async fn ids(&self) -> Vec<i64> {
+        let v = self.query("SELECT id FROM ds.t ORDER BY id").await;
+        v["rows"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| r["f"][0]["v"].as_str().unwrap().parse().unwrap())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    async fn create(&self, kind: write_stream::Type) -> WriteStream {
+        self.rpc
+            .clone()
+            .create_write_stream(CreateWriteStreamRequest {
+                parent: TABLE.into(),
+                write_stream: Some(WriteStream {
+                    r#type: kind as i32,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    }
+
+    /// Sends the requests on one connection; the responses, then how the call ended.
+    async fn append(
+        &self,
+        reqs: Vec<AppendRowsRequest>,
+    ) -> (Vec<AppendRowsResponse>, Result<(), tonic::Status>) {
+        let mut out = Vec::new();
+        let mut call = match self
+            .rpc
+            .clone()
+            .append_rows(futures::stream::iter(reqs))
+            .await
+        {
+            Ok(c) => c.into_inner(),
+            Err(s) => return (out, Err(s)),
+        };
+        loop {
+            match call.message().await {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => return (out, Ok(())),
+                Err(s) => return (out, Err(s)),
+            }
+        }
+    }
+}
+
+fn field(name: &str, number: i32, t: Type, label: Label) -> FieldDescriptorProto {
+    FieldDescriptorProto {
+        name: Some(name.into()),
+        number: Some(number),
+        r#type: Some(t as i32),
+        label: Some(label as i32),
+        ..Default::default()
+    }
+}
+
+fn descriptor() -> DescriptorProto {
+    DescriptorProto {
+        name: Some("Row".into()),
+        field: vec![
+            field("id", 1, Type::Int64, Label::Optional),
+            field("name", 2, Type::String, Label::Optional),
+            field("day", 3, Type::Int32, Label::Optional),
+            field("tags", 4, Type::Int64, Label::Repeated),
+            FieldDescriptorProto {
+                type_name: Some("Inner".into()),
+                ..field("st", 5, Type::Message, Label::Optional)
+            },
+        ],
+        nested_type: vec![DescriptorProto {
+            name: Some("Inner".into()),
+            field: vec![
+                field("a", 1, Type::Int64, Label::Optional),
+                field("b", 2, Type::String, Label::Optional),
+            ],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn len_field(out: &mut Vec<u8>, number: u64, b: &[u8]) {
+    varint(out, number << 3 | 2);
+    varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A row: id, name, day (days since epoch), tags (packed), st {a, b}.
+fn row(id: i64) -> Vec<u8> {
+    let mut m = Vec::new();
+    varint(&mut m, 1 << 3);
+    varint(&mut m, id as u64);
+    len_field(&mut m, 2, format!("n{id}").as_bytes());
+    varint(&mut m, 3 << 3);
+    varint(&mut m, 19_000);
+    let mut packed = Vec::new();
+    for t in 0..(id % 3) {
+        varint(&mut packed, t as u64);
+    }
+    len_field(&mut m, 4, &packed);
+    let mut inner = Vec::new();
+    varint(&mut inner, 1 << 3);
+    varint(&mut inner, (id * 10) as u64);
+    len_field(&mut inner, 2, b"x");
+    len_field(&mut m, 5, &inner);
+    m
+}
+
+fn request(
+    stream: &str,
+    offset: Option<i64>,
+    rows: Vec<Vec<u8>>,
+    schema: bool,
+) -> AppendRowsRequest {
+    AppendRowsRequest {
+        write_stream: stream.into(),
+        offset,
+        rows: Some(append_rows_request::Rows::ProtoRows(
+            append_rows_request::ProtoData {
+                writer_schema: schema.then(|| ProtoSchema {
+                    proto_descriptor: Some(descriptor()),
+                }),
+                rows: Some(ProtoRows {
+                    serialized_rows: rows,
+                }),
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+fn offset(r: &AppendRowsResponse) -> Option<i64> {
+    match &r.response {
+        Some(append_rows_response::Response::AppendResult(a)) => a.offset,
+        other => panic!("not an append result: {other:?}"),
+    }
+}
+
+fn error_code(r: &AppendRowsResponse) -> i32 {
+    match &r.response {
+        Some(append_rows_response::Response::Error(s)) => s.code,
+        other => panic!("not an error: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn default_stream_rows_are_queryable_at_once() {
+    let ctx = Ctx::new().await;
+    let default = format!("{TABLE}/streams/_default");
+    let (rs, end) = ctx
+        .append(vec![
+            request(&default, None, vec![row(1), row(2)], true),
+            // Later requests may leave out the stream name and the schema.
+            request("", None, vec![row(3)], false),
+        ])
+        .await;
+    end.unwrap();
+    assert_eq!(rs.len(), 2);
+    assert!(rs.iter().all(|r| offset(r).is_none()));
+    assert_eq!(ctx.ids().await, vec![1, 2, 3]);
+    let v = ctx
+        .query("SELECT name, day, tags, st.a, st.b FROM ds.t WHERE id = 2")
+        .await;
+    let f = &v["rows"][0]["f"];
+    assert_eq!(f[0]["v"], "n2");
+    assert_eq!(f[1]["v"], "2022-01-08");
+    assert_eq!(f[2]["v"], json!([{"v": "0"}, {"v": "1"}]));
+    assert_eq!(
+        (f[3]["v"].as_str(), f[4]["v"].as_str()),
+        (Some("20"), Some("x"))
+    );
+
+    let got = ctx
+        .rpc
+        .clone()
+        .get_write_stream(GetWriteStreamRequest {
+            name: default.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.r#type, write_stream::Type::Committed as i32);
+    let e = ctx
+        .rpc
+        .clone()
+        .finalize_write_stream(FinalizeWriteStreamRequest { name: default })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    let e = ctx
+        .rpc
+        .clone()
+        .get_write_stream(GetWriteStreamRequest {
+            name: format!("{TABLE}/streams/nope"),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("Invalid stream name"), "{e:?}");
+}
+
+#[tokio::test]
+async fn committed_stream_checks_offsets() {
+    let ctx = Ctx::new().await;
+    let s = ctx.create(write_stream::Type::Committed).await;
+    assert!(s.table_schema.is_some() && s.commit_time.is_some());
+    let (rs, end) = ctx
+        .append(vec![
+            request(&s.name, Some(0), vec![row(1), row(2)], true),
+            request(&s.name, Some(5), vec![row(9)], false),
+            request(&s.name, Some(0), vec![row(9)], false),
+            request(&s.name, Some(2), vec![row(3)], false),
+            request(&s.name, None, vec![row(4)], false),
+        ])
+        .await;
+    end.unwrap();
+    assert_eq!(offset(&rs[0]), Some(0));
+    assert_eq!(error_code(&rs[1]), Code::OutOfRange as i32);
+    assert_eq!(error_code(&rs[2]), Code::AlreadyExists as i32);
+    assert_eq!(offset(&rs[3]), Some(2));
+    assert_eq!(offset(&rs[4]), Some(3));
+    assert_eq!(ctx.ids().await, vec![1, 2, 3, 4]);
+    let f = ctx
+        .rpc
+        .clone()
+        .finalize_write_stream(FinalizeWriteStreamRequest {
+            name: s.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(f.row_count, 4);
+    let (rs, _) = ctx
+        .append(vec![request(&s.name, None, vec![row(5)], true)])
+        .await;
+    assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+}
+
+#[tokio::test]
+async fn pending_rows_appear_on_commit_and_buffered_on_flush() {
+    let ctx = Ctx::new().await;
+    let p = ctx.create(write_stream::Type::Pending).await;
+    let (rs, end) = ctx
+        .append(vec![request(&p.name, None, vec![row(1), row(2)], true)])
+        .await;
+    end.unwrap();
+    assert_eq!(offset(&rs[0]), Some(0));
+    assert!(ctx.ids().await.is_empty());
+    let commit = |streams: Vec<String>| {
+        let mut rpc = ctx.rpc.clone();
+        async move {
+            rpc.batch_commit_write_streams(BatchCommitWriteStreamsRequest {
+                parent: TABLE.into(),
+                write_streams: streams,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+        }
+    };
+    // Not finalized yet: an error, nothing committed.
+    let r = commit(vec![p.name.clone()]).await;
+    assert_eq!(r.stream_errors.len(), 1);
+    assert!(r.commit_time.is_none());
+    assert!(ctx.ids().await.is_empty());
+    ctx.rpc
+        .clone()
+        .finalize_write_stream(FinalizeWriteStreamRequest {
+            name: p.name.clone(),
+        })
+        .await
+        .unwrap();
+    let r = commit(vec![p.name.clone()]).await;
+    assert!(
+        r.stream_errors.is_empty() && r.commit_time.is_some(),
+        "{r:?}"
+    );
+    assert_eq!(ctx.ids().await, vec![1, 2]);
+    assert_eq!(commit(vec![p.name.clone()]).await.stream_errors.len(), 1);
+
+    let b = ctx.create(write_stream::Type::Buffered).await;
+    let flush = |offset: i64| {
+        let mut rpc = ctx.rpc.clone();
+        let name = b.name.clone();
+        async move {
+            rpc.flush_rows(FlushRowsRequest {
+                write_stream: name,
+                offset: Some(offset),
+            })
+            .await
+        }
+    };
+    let e = flush(0).await.unwrap_err();
+    assert_eq!(e.code(), Code::OutOfRange);
+    assert!(
+        e.message().contains("beyond the end of the stream"),
+        "{e:?}"
+    );
+    ctx.append(vec![request(
+        &b.name,
+        None,
+        vec![row(10), row(11), row(12)],
+        true,
+    )])
+    .await
+    .1
+    .unwrap();
+    assert_eq!(ctx.ids().await, vec![1, 2]);
+    assert_eq!(flush(1).await.unwrap().into_inner().offset, 1);
+    assert_eq!(ctx.ids().await, vec![1, 2, 10, 11]);
+    flush(2).await.unwrap();
+    assert_eq!(ctx.ids().await, vec![1, 2, 10, 11, 12]);
+}
+
+#[tokio::test]
+async fn bad_rows_are_row_errors_and_nothing_is_appended() {
+    let ctx = Ctx::new().await;
+    let default = format!("{TABLE}/streams/_default");
+    // Row 1 lacks the REQUIRED id; row 2 has invalid UTF-8 in name.
+    let mut no_id = Vec::new();
+    len_field(&mut no_id, 2, b"anon");
+    let mut bad_utf8 = row(7);
+    len_field(&mut bad_utf8, 2, &[0xff]);
+    let (rs, end) = ctx
+        .append(vec![request(
+            &default,
+            None,
+            vec![row(1), no_id, bad_utf8],
+            true,
+        )])
+        .await;
+    end.unwrap();
+    assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    let idx: Vec<i64> = rs[0].row_errors.iter().map(|e| e.index).collect();
+    assert_eq!(idx, vec![2], "{:?}", rs[0].row_errors);
+    assert!(rs[0].row_errors[0].message.contains("UTF-8"));
+    let (rs, _) = ctx
+        .append(vec![request(
+            &default,
+            None,
+            vec![row(1), {
+                let mut m = Vec::new();
+                len_field(&mut m, 2, b"anon");
+                m
+            }],
+            true,
+        )])
+        .await;
+    assert_eq!(rs[0].row_errors.len(), 1);
+    assert_eq!(rs[0].row_errors[0].index, 1);
+    assert!(
+        rs[0].row_errors[0].message.contains("id"),
+        "{:?}",
+        rs[0].row_errors
+    );
+    assert!(ctx.ids().await.is_empty());
+
+    // A writer schema with a field the table lacks.
+    let mut req = request(&default, None, vec![row(1)], true);
+    if let Some(append_rows_request::Rows::ProtoRows(p)) = &mut req.rows {
+        let d = p
+            .writer_schema
+            .as_mut()
+            .unwrap()
+            .proto_descriptor
+            .as_mut()
+            .unwrap();
+        d.field
+            .push(field("extra", 9, Type::Int64, Label::Optional));
+    }
+    let (rs, _) = ctx.append(vec![req]).await;
+    assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    assert!(ctx.ids().await.is_empty());
+}
+
+#[tokio::test]
+async fn fault_hook_cuts_a_connection_after_n_requests() {
+    let ctx = Ctx::new().await;
+    let s = ctx.create(write_stream::Type::Committed).await;
+    ctx.emu.faults().cut_next_append_rows(1);
+    let (rs, end) = ctx
+        .append(vec![
+            request(&s.name, Some(0), vec![row(1)], true),
+            request(&s.name, Some(1), vec![row(2)], false),
+        ])
+        .await;
+    assert_eq!(rs.len(), 1);
+    assert_eq!(end.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(ctx.emu.faults().append_rows_cut(), 1);
+    // Reconnected, the writer resends from the offset it had confirmed.
+    let (rs, end) = ctx
+        .append(vec![request(&s.name, Some(1), vec![row(2)], true)])
+        .await;
+    end.unwrap();
+    assert_eq!(offset(&rs[0]), Some(1));
+    assert_eq!(ctx.ids().await, vec![1, 2]);
+}
+
+#[tokio::test]
+async fn arrow_rows_are_appended_by_column_name() {
+    use bigq_emulator::grpc::arrow::IpcEncoder;
+    use datafusion::arrow::array::{Int64Array, ListArray, StringArray};
+    use datafusion::arrow::buffer::OffsetBuffer;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use gcloud_sdk::google::cloud::bigquery::storage::v1::{ArrowRecordBatch, ArrowSchema};
+    use std::sync::Arc;
+
+    let ctx = Ctx::new().await;
+    // Columns in another order, `day` and `st` left out, tags as BigQuery's list type.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("name", DataType::Utf8, true),
+        Field::new(
+            "tags",
+            DataType::List(Arc::new(Field::new("item", DataType::Int64, false))),
+            false,
+        ),
+        Field::new("ID", DataType::Int64, true),
+    ]));
+    let batch = |ids: Vec<Option<i64>>| {
+        let n = ids.len();
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("a{i}")),
+                )),
+                Arc::new(ListArray::new(
+                    Arc::new(Field::new("item", DataType::Int64, false)),
+                    OffsetBuffer::from_lengths(0..n),
+                    Arc::new(Int64Array::from_iter_values(
+                        (0..n).flat_map(|i| 0..i as i64),
+                    )),
+                    None,
+                )),
+                Arc::new(Int64Array::from(ids)),
+            ],
+        )
+        .unwrap()
+    };
+    let enc = IpcEncoder::new(None).unwrap();
+    let req = |b: &RecordBatch, with_schema: bool| AppendRowsRequest {
+        write_stream: format!("{TABLE}/streams/_default"),
+        rows: Some(append_rows_request::Rows::ArrowRows(
+            append_rows_request::ArrowData {
+                writer_schema: with_schema.then(|| ArrowSchema {
+                    serialized_schema: enc.schema(&schema),
+                }),
+                rows: Some(ArrowRecordBatch {
+                    serialized_record_batch: enc.batch(b).unwrap(),
+                    ..Default::default()
+                }),
+            },
+        )),
+        ..Default::default()
+    };
+    let (rs, end) = ctx
+        .append(vec![
+            req(&batch(vec![Some(1), Some(2)]), true),
+            req(&batch(vec![Some(3)]), false),
+            // A NULL in the REQUIRED id: a row error, nothing appended.
+            req(&batch(vec![Some(4), None]), false),
+        ])
+        .await;
+    end.unwrap();
+    assert!(
+        rs[0].response.is_some() && rs[0].row_errors.is_empty(),
+        "{:?}",
+        rs[0]
+    );
+    assert!(rs[1].row_errors.is_empty(), "{:?}", rs[1]);
+    assert_eq!(error_code(&rs[2]), Code::InvalidArgument as i32);
+    assert_eq!(rs[2].row_errors.len(), 1);
+    assert_eq!(rs[2].row_errors[0].index, 1);
+    assert_eq!(ctx.ids().await, vec![1, 2, 3]);
+    let v = ctx.query("SELECT name, tags FROM ds.t WHERE id = 2").await;
+    assert_eq!(v["rows"][0]["f"][0]["v"], "a1");
+    assert_eq!(v["rows"][0]["f"][1]["v"], json!([{"v": "0"}]));
+}
