@@ -40,3 +40,10 @@ async fn dml_and_dry_run_statistics() {
     let client = common::rest_client().await;
     scenarios::dml_and_dry_run_statistics(&client).await;
 }
+
+#[tokio::test]
+async fn large_result_every_row_once() {
+    let _serial = common::serial().await;
+    let client = common::rest_client().await;
+    assert!(!scenarios::large_result_every_row_once(&client).await);
+}

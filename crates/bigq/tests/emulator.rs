@@ -18,6 +18,8 @@ async fn client(emu: &Emulator) -> Client {
     Client::builder()
         .with_project(emu.project())
         .with_emulator(emu.rest_endpoint())
+        // Large query results are read through its Storage Read side.
+        .with_emulator_grpc(emu.grpc_endpoint())
         .build()
         .await
         .expect("client")
@@ -68,5 +70,16 @@ async fn query_into_destination_table_and_get_job() {
     let emu = start().await;
     let client = client(&emu).await;
     scenarios::query_into_destination_table_and_get_job(&client).await;
+    emu.shutdown().await;
+}
+
+#[tokio::test]
+async fn large_result_every_row_once_through_storage_read() {
+    let emu = start().await;
+    let client = client(&emu).await;
+    assert!(
+        scenarios::large_result_every_row_once(&client).await,
+        "a client with bigq-emulator's Storage endpoint reads large results through it"
+    );
     emu.shutdown().await;
 }

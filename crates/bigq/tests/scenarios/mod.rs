@@ -133,25 +133,55 @@ pub async fn create_insert_query_typed_and_arrow(client: &Client) {
     assert!(client.get_dataset(&ds).await.unwrap_err().is_not_found());
 }
 
+/// A sorted result over several pages comes back in order, through REST pages and, where
+/// the client has a Storage endpoint, through Storage Read of the destination table.
 pub async fn pages_stream_in_order(client: &Client) {
-    let results = client
-        .query(
-            "SELECT n, CAST(n AS STRING) AS s FROM UNNEST(GENERATE_ARRAY(1, 2500)) AS n ORDER BY n",
-        )
-        .page_size(300)
-        .run()
-        .await
-        .unwrap();
-    assert_eq!(results.total_rows(), Some(2500));
-    let mut rows = results.into_rows::<(i64, String)>();
-    let mut expected = 1;
-    while let Some(r) = rows.next().await {
-        let (n, s) = r.unwrap();
-        assert_eq!(n, expected);
-        assert_eq!(s, n.to_string());
-        expected += 1;
+    for storage in [false, true] {
+        let results = client
+            .query(
+                "SELECT n, CAST(n AS STRING) AS s FROM UNNEST(GENERATE_ARRAY(1, 2500)) AS n ORDER BY n",
+            )
+            .page_size(300)
+            .use_storage_read(storage)
+            .run()
+            .await
+            .unwrap();
+        assert_eq!(results.total_rows(), Some(2500));
+        if !storage {
+            assert!(!results.reads_with_storage_api());
+        }
+        let mut rows = results.into_rows::<(i64, String)>();
+        let mut expected = 1;
+        while let Some(r) = rows.next().await {
+            let (n, s) = r.unwrap();
+            assert_eq!(n, expected, "storage read: {storage}");
+            assert_eq!(s, n.to_string());
+            expected += 1;
+        }
+        assert_eq!(expected, 2501);
     }
-    assert_eq!(expected, 2501);
+}
+
+/// An unsorted result larger than its first page: every row exactly once, as typed rows and
+/// as Arrow, whichever path the client takes. Returns whether it took Storage Read.
+pub async fn large_result_every_row_once(client: &Client) -> bool {
+    let sql = "SELECT n, n * n AS sq FROM UNNEST(GENERATE_ARRAY(1, 20000)) AS n";
+    let results = client.query(sql).page_size(1000).run().await.unwrap();
+    let storage = results.reads_with_storage_api();
+    let mut rows: Vec<(i64, i64)> = results.fetch_all().await.unwrap();
+    rows.sort();
+    assert_eq!(rows.len(), 20_000);
+    assert!(
+        rows.iter()
+            .enumerate()
+            .all(|(i, (n, sq))| *n == i as i64 + 1 && *sq == n * n)
+    );
+    let batches = client.query(sql).page_size(1000).batches().await.unwrap();
+    assert_eq!(batches.is_storage_read(), storage);
+    let batches = batches.try_collect().await.unwrap();
+    let total: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(total, 20_000);
+    storage
 }
 
 pub async fn scalar_types_and_struct_params(client: &Client) {
