@@ -1,5 +1,3 @@
 //! Workloads shared by bigq's benchmarks.
 
 pub mod lineitem;
-
-pub fn x() {}
