@@ -4,61 +4,24 @@
 //! filters, Arrow batches and errors.
 
 mod common;
+mod read_scenarios;
 
 use bigq::Client;
 use bigq::admin::Dataset;
-use bigq::read::{Compression, Filter};
-use bigq::value::{Date, Timestamp};
+use bigq::read::Filter;
+use bigq::value::Date;
 use futures::{StreamExt, TryStreamExt};
 use serde::Deserialize;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Inner {
-    a: i64,
-    b: Option<String>,
-}
+use read_scenarios::{Inner, ROWS, Row, rows_of, sorted};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Row {
-    id: i64,
-    name: Option<String>,
-    score: Option<f64>,
-    flag: Option<bool>,
-    day: Option<Date>,
-    ts: Option<Timestamp>,
-    st: Option<Inner>,
-    arr: Vec<i64>,
-}
-
-const ROWS: i64 = 20_000;
-
-/// A fresh dataset with a 20,000-row table of several types, made with CTAS over REST.
+/// A fresh dataset with the scenarios' table.
 async fn table(client: &Client, test: &str) -> (String, String) {
     let ds = common::dataset_name(test);
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
     let table = format!("{ds}.scan");
-    client
-        .query(format!(
-            "CREATE TABLE `{table}` AS SELECT \
-               n AS id, \
-               IF(MOD(n, 7) = 0, NULL, CONCAT('name ', CAST(n AS STRING))) AS name, \
-               IF(MOD(n, 5) = 0, NULL, n / 4) AS score, \
-               IF(MOD(n, 3) = 0, NULL, MOD(n, 2) = 0) AS flag, \
-               DATE_ADD(DATE '2000-01-01', INTERVAL MOD(n, 9000) DAY) AS day, \
-               TIMESTAMP_ADD(TIMESTAMP '2020-01-01 00:00:00+00', INTERVAL n SECOND) AS ts, \
-               STRUCT(n * 2 AS a, IF(MOD(n, 4) = 0, NULL, 'x') AS b) AS st, \
-               GENERATE_ARRAY(1, MOD(n, 4)) AS arr \
-             FROM UNNEST(GENERATE_ARRAY(1, {ROWS})) AS n"
-        ))
-        .execute()
-        .await
-        .unwrap();
+    read_scenarios::create_table(client, &table).await;
     (ds, table)
-}
-
-fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by_key(|r| r.id);
-    rows
 }
 
 #[tokio::test]
@@ -66,95 +29,8 @@ async fn same_rows_as_tabledata_list_with_one_and_several_streams() {
     let _serial = common::serial().await;
     let client = common::client().await;
     let (ds, table) = table(&client, "sread").await;
-
-    let listed = sorted(client.read_table_data(&table).fetch_all().await.unwrap());
-    assert_eq!(listed.len(), ROWS as usize);
-    assert_eq!(listed[0].id, 1);
-    assert_eq!(listed[6].name, None);
-    assert!(listed[3].arr.is_empty());
-    assert_eq!(listed[2].arr, vec![1, 2, 3]);
-
-    // One stream, typed rows.
-    let rows = client
-        .read(&table)
-        .max_streams(1)
-        .rows::<Row>()
-        .await
-        .unwrap();
-    assert_eq!(rows.stream_count(), 1);
-    let one: Vec<Row> = rows.try_collect().await.unwrap();
-    assert_eq!(sorted(one), listed);
-
-    // Several streams, Arrow batches, every compression setting (bqemulator ignores it, but
-    // the session must still be accepted and decoded).
-    for compression in [Compression::Lz4Frame, Compression::Zstd, Compression::None] {
-        let batches = client
-            .read(&table)
-            .max_streams(4)
-            .compression(compression)
-            .batches()
-            .await
-            .unwrap();
-        assert!(batches.stream_count() > 1, "{}", batches.stream_count());
-        let schema = batches.schema();
-        let batches = batches.try_collect().await.unwrap();
-        let mut rows = Vec::new();
-        for b in &batches {
-            assert_eq!(b.schema(), schema);
-            rows.extend(bigq_codec_rows(b));
-        }
-        assert_eq!(sorted(rows), listed, "{compression:?}");
-    }
-
-    // Ordered: stream after stream. bqemulator splits the table into row ranges in table
-    // order, so an ordered read gives the rows in the order tabledata.list does.
-    let rows = client
-        .read(&table)
-        .max_streams(4)
-        .ordered()
-        .rows::<Row>()
-        .await
-        .unwrap();
-    assert!(rows.stream_count() > 1);
-    let unsorted_list: Vec<Row> = client.read_table_data(&table).fetch_all().await.unwrap();
-    assert_eq!(rows.try_collect().await.unwrap(), unsorted_list);
-
-    // Per-stream streams, read in parallel by the caller.
-    let streams = client.read(&table).max_streams(3).streams().await.unwrap();
-    assert!(streams.len() > 1);
-    let mut names: Vec<&str> = streams.iter().map(|s| s.name()).collect();
-    names.dedup();
-    assert_eq!(names.len(), streams.len());
-    let parts = futures::future::try_join_all(streams.into_iter().map(|s| async move {
-        let batches: Vec<_> = s.try_collect().await?;
-        Ok::<_, bigq::Error>(batches.iter().flat_map(bigq_codec_rows).collect::<Vec<_>>())
-    }))
-    .await
-    .unwrap();
-    assert!(parts.iter().all(|p| !p.is_empty()));
-    assert_eq!(sorted(parts.concat()), listed);
-
-    // Per-stream typed rows.
-    let streams = client
-        .read(&table)
-        .max_streams(3)
-        .row_streams::<Row>()
-        .await
-        .unwrap();
-    assert!(streams.len() > 1);
-    let parts = futures::future::try_join_all(streams.into_iter().map(|s| s.try_collect()))
-        .await
-        .unwrap();
-    assert!(parts.iter().all(|p| !p.is_empty()));
-    assert_eq!(sorted(parts.concat()), listed);
-
+    read_scenarios::same_rows_as_tabledata_list(&client, &table).await;
     client.delete_dataset(&ds, true).await.unwrap();
-}
-
-fn bigq_codec_rows(b: &bigq::arrow::RecordBatch) -> Vec<Row> {
-    let mut out = Vec::new();
-    bigq_codec::de::extend_from_record_batch(b, &mut out, 0).unwrap();
-    out
 }
 
 #[tokio::test]
@@ -365,10 +241,7 @@ async fn session_streams_split_and_read_by_name() {
         assert_eq!(s.name(), name);
         async move {
             let batches: Vec<_> = s.try_collect().await.unwrap();
-            batches
-                .iter()
-                .flat_map(bigq_codec_rows)
-                .collect::<Vec<Row>>()
+            batches.iter().flat_map(rows_of).collect::<Vec<Row>>()
         }
     };
     let head = read(primary).await;
