@@ -29,6 +29,21 @@ async fn run(args: &[String]) -> std::process::Output {
     .expect("join")
 }
 
+/// Runs `tests/python/<name>.py` with `args` and requires it to succeed and print
+/// `<name>: ok`.
+async fn run_script(py: String, name: &str, args: Vec<String>) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/python/{name}.py"));
+    let mut all = vec![py, script.display().to_string()];
+    all.extend(args);
+    let out = run(&all).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(&format!("{name}: ok")),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_smoke() {
     let Some(py) = python() else { return };
@@ -37,20 +52,12 @@ async fn python_client_smoke() {
         .start()
         .await
         .expect("start");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/client_smoke.py");
-    let out = run(&[
+    run_script(
         py,
-        script.display().to_string(),
-        emu.rest_endpoint(),
-        emu.project().to_string(),
-    ])
+        "client_smoke",
+        vec![emu.rest_endpoint(), emu.project().to_string()],
+    )
     .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("client_smoke: ok"),
-        "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Replays the recorded `sql/rest_crud` fixtures with `check_recorded_sql.py`
@@ -111,21 +118,16 @@ async fn python_storage_read_client() {
         .await
         .expect("start");
     emu.faults().cut_next_read_rows(3_000);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/storage_read.py");
-    let out = run(&[
+    run_script(
         py,
-        script.display().to_string(),
-        emu.rest_endpoint(),
-        emu.grpc_addr().to_string(),
-        emu.project().to_string(),
-    ])
+        "storage_read",
+        vec![
+            emu.rest_endpoint(),
+            emu.grpc_addr().to_string(),
+            emu.project().to_string(),
+        ],
+    )
     .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("storage_read: ok"),
-        "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(emu.faults().read_rows_cut(), 1, "the armed cut never fired");
 }
 
@@ -139,19 +141,14 @@ async fn python_storage_write_client() {
         .start()
         .await
         .expect("start");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/storage_write.py");
-    let out = run(&[
+    run_script(
         py,
-        script.display().to_string(),
-        emu.rest_endpoint(),
-        emu.grpc_addr().to_string(),
-        emu.project().to_string(),
-    ])
+        "storage_write",
+        vec![
+            emu.rest_endpoint(),
+            emu.grpc_addr().to_string(),
+            emu.project().to_string(),
+        ],
+    )
     .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("storage_write: ok"),
-        "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
