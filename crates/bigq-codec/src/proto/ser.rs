@@ -966,7 +966,9 @@ impl<'a> ValueSer<'a> {
             Kind::Timestamp => self.timestamp(as_i64()?),
             Kind::Time => self.time(as_i64()?),
             Kind::DateTime => self.datetime(as_i64()?),
-            _ => Err(mismatch(f, "an integer")),
+            _ => Err(EncodeError(
+                mismatch(f, "an integer").0.with_value(v.to_string()),
+            )),
         }
     }
 
@@ -1049,7 +1051,7 @@ impl<'a> ValueSer<'a> {
             }
             Kind::Range => self.range_text(s),
             Kind::Int64 | Kind::Float64 | Kind::Bool | Kind::Bytes | Kind::Record => {
-                Err(mismatch(f, "a string"))
+                Err(EncodeError(mismatch(f, "a string").0.with_value(s)))
             }
         }
     }

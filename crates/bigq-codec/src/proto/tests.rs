@@ -542,7 +542,7 @@ fn rows_that_do_not_fit_are_errors_naming_column_and_value() {
     assert_eq!(e.column(), Some("id"));
     // Wrong type, nested.
     let e = encode_err(&s, &serde_json::json!({"id": 1, "info": {"a": "x"}}));
-    assert_eq!(e.column(), Some("info.a"));
+    assert_eq!((e.column(), e.value()), (Some("info.a"), Some("x")));
     assert!(e.message().contains("INT64"), "{e}");
     // Not a column.
     let e = encode_err(&s, &serde_json::json!({"id": 1, "info": {"zz": 1}}));
