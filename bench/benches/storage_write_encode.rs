@@ -19,6 +19,8 @@
 //!
 //! `cargo bench -p bigq-bench --bench storage_write_encode -- --warm-up-time 2 --measurement-time 10`
 
+// Shared with arrow_serde, whose stream/check helpers this bench does not use.
+#[allow(dead_code)]
 mod scan_table;
 
 use std::hint::black_box;
