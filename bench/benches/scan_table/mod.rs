@@ -12,7 +12,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
 use bigq_codec::de::RowDecoder;
 use bigq_codec::value::{Date, Numeric, Timestamp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Rows in the scan table: 1M in optimised builds (`cargo bench`, the release profile
 /// example); a few batches when `cargo test` runs the bench once in debug to keep it alive.
@@ -239,7 +239,7 @@ pub fn batches() -> Vec<RecordBatch> {
         .collect()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[allow(dead_code)]
 pub struct Info {
     a: Option<i64>,
@@ -250,7 +250,7 @@ pub struct Info {
 /// The row with each crate's own types; `$numeric`, `$date`, `$ts` fill them in.
 macro_rules! row_struct {
     ($name:ident, $numeric:ty, $date:ty, $ts:ty) => {
-        #[derive(Deserialize)]
+        #[derive(Deserialize, Serialize)]
         #[allow(dead_code)]
         pub struct $name {
             pub id: i64,

@@ -18,6 +18,7 @@ pub mod de;
 mod error;
 pub mod int64_text;
 pub mod json;
+pub mod proto;
 pub mod schema;
 pub mod value;
 

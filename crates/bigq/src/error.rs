@@ -38,6 +38,7 @@ struct Inner {
     location: Option<String>,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     codec: Option<CodecError>,
+    row_errors: Vec<crate::write::RowError>,
     attempts: u32,
     elapsed: Option<Duration>,
 }
@@ -60,6 +61,7 @@ impl Error {
             location: None,
             source: None,
             codec: None,
+            row_errors: Vec::new(),
             attempts: 1,
             elapsed: None,
         }))
@@ -95,6 +97,19 @@ impl Error {
         self
     }
 
+    /// A row that could not be encoded for writing.
+    pub(crate) fn encode(e: CodecError) -> Self {
+        let mut err = Error::new(ErrorKind::Encode, e.to_string());
+        err.0.codec = Some(e);
+        err
+    }
+
+    /// Attaches the rows BigQuery refused.
+    pub(crate) fn with_row_errors(mut self, rows: Vec<crate::write::RowError>) -> Self {
+        self.0.row_errors = rows;
+        self
+    }
+
     pub(crate) fn with_attempts(mut self, attempts: u32, elapsed: Duration) -> Self {
         self.0.attempts = attempts;
         self.0.elapsed = Some(elapsed);
@@ -127,9 +142,17 @@ impl Error {
         self.0.location.as_deref()
     }
 
-    /// The decode error, with its column, row and value, for [`ErrorKind::Decode`].
+    /// The codec error, with its column, row and value, for [`ErrorKind::Decode`] and
+    /// [`ErrorKind::Encode`].
     pub fn codec_error(&self) -> Option<&CodecError> {
         self.0.codec.as_ref()
+    }
+
+    /// The rows a Storage Write append was refused for (BigQuery's `row_errors`), each with
+    /// the index of the row as the writer counts them (0 for the first row it was given) and
+    /// BigQuery's message. Empty for other errors.
+    pub fn row_errors(&self) -> &[crate::write::RowError] {
+        &self.0.row_errors
     }
 
     /// How many attempts were made before giving up.

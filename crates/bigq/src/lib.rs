@@ -83,6 +83,7 @@ mod error;
 pub mod query;
 pub mod read;
 mod retry;
+pub mod write;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};
 pub use client::{Client, ClientBuilder};

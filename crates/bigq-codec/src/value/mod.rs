@@ -14,7 +14,7 @@ mod convert;
 #[cfg(any(feature = "chrono", feature = "jiff", feature = "time"))]
 pub use convert::ConversionError;
 
-pub(crate) use serde_impls::{RANGE_FIELDS, interval_bytes};
+pub(crate) use serde_impls::{RANGE_FIELDS, RawSerializeGuard, interval_bytes};
 pub use types::*;
 
 /// Error returned when a text does not parse as a BigQuery value.

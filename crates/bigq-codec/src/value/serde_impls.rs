@@ -52,23 +52,85 @@ fn inner<'de, D: Deserializer<'de>, V: Visitor<'de>>(d: D, v: V) -> Result<V::Va
     }
 }
 
+std::thread_local! {
+    /// Set while bigq's Storage Write row encoder serializes a row on this thread: the value
+    /// types then hand it their raw value in a `$bigq::*` newtype instead of their text.
+    static RAW_SERIALIZE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a value type should serialize its raw value (see [`RawSerializeGuard`]).
+#[inline]
+fn raw_serialize() -> bool {
+    RAW_SERIALIZE.with(|c| c.get())
+}
+
+/// Makes the value types serialize raw (`$bigq::*` newtypes around their integer value) on
+/// this thread until dropped, then restores the previous state. Only bigq's protobuf row
+/// encoder uses it, around its own serializer; every other serializer sees text as before.
+pub(crate) struct RawSerializeGuard(bool);
+
+impl RawSerializeGuard {
+    pub(crate) fn set(on: bool) -> Self {
+        RawSerializeGuard(RAW_SERIALIZE.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for RawSerializeGuard {
+    fn drop(&mut self) {
+        RAW_SERIALIZE.with(|c| c.set(self.0));
+    }
+}
+
+/// Fixed-size raw bytes, serialized as bytes (an array would be a tuple of `u8`s).
+struct RawBytes<const N: usize>([u8; N]);
+
+impl<const N: usize> Serialize for RawBytes<N> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+/// Each type serializes as its text, or under [`RawSerializeGuard`] as a newtype named
+/// `$magic` around its raw value.
 macro_rules! serialize_as_text {
-    ($($t:ty),*) => {$(
+    ($($t:ty, $magic:expr, |$v:ident| $raw:expr);* $(;)?) => {$(
         impl Serialize for $t {
+            #[inline]
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
+                if raw_serialize() {
+                    let $v = self;
+                    s.serialize_newtype_struct($magic, &$raw)
+                } else {
+                    s.collect_str(self)
+                }
             }
         }
     )*};
 }
 
 serialize_as_text!(
-    Numeric, BigNumeric, Date, Time, DateTime, Timestamp, Interval
+    Numeric, magic::NUMERIC, |v| v.to_scaled();
+    BigNumeric, magic::BIGNUMERIC, |v| RawBytes(v.to_scaled().to_le_bytes());
+    Date, magic::DATE, |v| v.get();
+    Time, magic::TIME, |v| v.get();
+    DateTime, magic::DATETIME, |v| v.get();
+    Timestamp, magic::TIMESTAMP, |v| v.get();
+    Interval, magic::INTERVAL, |v| RawBytes(interval_bytes(v.months, v.days, v.nanos));
 );
 
-impl<T: fmt::Display> Serialize for Range<T> {
+/// A RANGE serializes as its text (`[start, end)`), or under [`RawSerializeGuard`] as a
+/// struct `{start, end}` of optional bounds, the shape of the Storage Write message.
+impl<T: fmt::Display + Serialize> Serialize for Range<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        if raw_serialize() {
+            use serde::ser::SerializeStruct;
+            let mut st = s.serialize_struct(magic::RANGE, 2)?;
+            st.serialize_field("start", &self.start)?;
+            st.serialize_field("end", &self.end)?;
+            st.end()
+        } else {
+            s.collect_str(self)
+        }
     }
 }
 

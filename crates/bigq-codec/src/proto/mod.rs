@@ -1,0 +1,38 @@
+//! Rows for the BigQuery Storage Write API in protobuf, encoded straight from serde.
+//!
+//! [`WriteSchema`] turns a table schema into the `DescriptorProto` the API takes as the writer
+//! schema; [`RowEncoder`] writes rows of any `T: Serialize` in that message's wire format,
+//! with no intermediate dynamic message. The async writer in `bigq` puts the rows into
+//! `AppendRowsRequest`s; everything here is sans-IO.
+//!
+//! What each column takes (besides `Option` for NULL in a NULLABLE column):
+//!
+//! | column | Rust values |
+//! |---|---|
+//! | INT64 | integers (`u64` above `i64::MAX` is an error) |
+//! | FLOAT64 | `f64`, `f32`, integers up to 2⁵³ (NaN and ±∞ are FLOAT64 values) |
+//! | BOOL | `bool` |
+//! | STRING | text (`maxLength` checked), unit enum variants by name |
+//! | BYTES | `&[u8]` / `serde_bytes`, or a sequence of `u8` (`Vec<u8>`) |
+//! | NUMERIC, BIGNUMERIC | [`Numeric`](crate::value::Numeric), [`BigNumeric`](crate::value::BigNumeric), decimal text, integers, finite floats (by their shortest text) |
+//! | DATE | [`Date`](crate::value::Date), `YYYY-MM-DD` text, days since 1970-01-01 |
+//! | TIME, DATETIME | [`Time`](crate::value::Time), [`DateTime`](crate::value::DateTime), literal text, microseconds |
+//! | TIMESTAMP | [`Timestamp`](crate::value::Timestamp), timestamp text (RFC 3339 or BigQuery's), microseconds since the epoch |
+//! | JSON | [`Json`](crate::value::Json) or text (the JSON document), or any other value, written as its `serde_json` encoding |
+//! | GEOGRAPHY | [`Geography`](crate::value::Geography) or WKT / GeoJSON text |
+//! | INTERVAL | [`Interval`](crate::value::Interval) or interval text |
+//! | RANGE | [`Range`](crate::value::Range), a struct `{start, end}`, or `[start, end)` text |
+//! | RECORD | a struct or map |
+//! | REPEATED | a sequence; NULL is an empty array, a NULL element is an error |
+//!
+//! Types from chrono, jiff or time reach a column through their serde text.
+
+mod schema;
+mod ser;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use schema::{NumericEncoding, ProtoOptions, WriteSchema};
+pub use ser::RowEncoder;

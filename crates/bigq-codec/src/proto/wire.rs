@@ -1,0 +1,145 @@
+//! Protobuf wire-format primitives: varints, field keys, length-delimited runs.
+
+/// Wire type of a varint (`int32`, `int64`, `bool`).
+pub(crate) const VARINT: u32 = 0;
+/// Wire type of a 64-bit fixed value (`double`).
+pub(crate) const FIXED64: u32 = 1;
+/// Wire type of a length-delimited value (`string`, `bytes`, messages, packed runs).
+pub(crate) const LEN: u32 = 2;
+
+/// A field key (number << 3 | wire type) as its varint bytes, computed once per field.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Key {
+    bytes: [u8; 5],
+    len: u8,
+}
+
+impl Key {
+    pub(crate) fn new(number: u32, wire_type: u32) -> Self {
+        let mut v = ((number as u64) << 3) | wire_type as u64;
+        let mut bytes = [0u8; 5];
+        let mut len = 0;
+        loop {
+            if v < 0x80 {
+                bytes[len] = v as u8;
+                len += 1;
+                break;
+            }
+            bytes[len] = (v as u8 & 0x7f) | 0x80;
+            v >>= 7;
+            len += 1;
+        }
+        Key {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn put(&self, out: &mut Vec<u8>) {
+        if self.len == 1 {
+            out.push(self.bytes[0]);
+        } else {
+            out.extend_from_slice(&self.bytes[..self.len as usize]);
+        }
+    }
+}
+
+/// Appends `v` as a varint.
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+        return;
+    }
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[n] = v as u8;
+    out.extend_from_slice(&buf[..=n]);
+}
+
+/// The number of bytes `v` takes as a varint.
+#[inline]
+pub(crate) fn varint_len(v: u64) -> usize {
+    // 1 byte per 7 bits, at least one.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Appends length-prefixed bytes.
+#[inline]
+pub(crate) fn put_len_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// Starts a length-delimited run whose length is not known yet: a one-byte placeholder.
+/// Returns the position to pass to [`end_len`].
+#[inline]
+pub(crate) fn begin_len(out: &mut Vec<u8>) -> usize {
+    out.push(0);
+    out.len()
+}
+
+/// Ends a run begun at `start`: writes its length into the placeholder, shifting the content
+/// right when the length needs more than one byte.
+#[inline]
+pub(crate) fn end_len(out: &mut Vec<u8>, start: usize) {
+    let len = out.len() - start;
+    if len < 0x80 {
+        out[start - 1] = len as u8;
+        return;
+    }
+    let n = varint_len(len as u64);
+    let extra = n - 1;
+    out.resize(out.len() + extra, 0);
+    out.copy_within(start..start + len, start + extra);
+    let mut v = len as u64;
+    let mut i = start - 1;
+    while v >= 0x80 {
+        out[i] = (v as u8) | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    out[i] = v as u8;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_match_the_protobuf_encoding() {
+        let mut out = Vec::new();
+        put_varint(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+        out.clear();
+        put_varint(&mut out, u64::MAX);
+        assert_eq!(out.len(), 10);
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(127), 1);
+        assert_eq!(varint_len(128), 2);
+        assert_eq!(varint_len(u64::MAX), 10);
+        let mut k = Vec::new();
+        Key::new(16, LEN).put(&mut k);
+        assert_eq!(k, [0x82, 0x01]);
+    }
+
+    #[test]
+    fn a_long_run_is_shifted_to_fit_its_length() {
+        for len in [0usize, 1, 127, 128, 300, 20_000] {
+            let mut out = vec![9u8];
+            let start = begin_len(&mut out);
+            out.extend((0..len).map(|i| i as u8));
+            end_len(&mut out, start);
+            let mut want = vec![9u8];
+            put_varint(&mut want, len as u64);
+            want.extend((0..len).map(|i| i as u8));
+            assert_eq!(out, want, "run of {len} bytes");
+        }
+    }
+}

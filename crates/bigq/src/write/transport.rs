@@ -1,0 +1,161 @@
+//! The Storage Write RPCs the writer makes, behind a trait: over the client's gRPC channel,
+//! or in tests an in-memory server that can cut connections and lose responses.
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use gcloud_sdk::google::cloud::bigquery::storage::v1::{
+    AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
+    BatchCommitWriteStreamsResponse, CreateWriteStreamRequest, FinalizeWriteStreamRequest,
+    FinalizeWriteStreamResponse, FlushRowsRequest, FlushRowsResponse, GetWriteStreamRequest,
+    WriteStream, big_query_write_client::BigQueryWriteClient,
+};
+use tonic::Status;
+
+use crate::client::Client;
+use crate::client::grpc::MAX_DECODING_MESSAGE_SIZE;
+use crate::error::Error;
+
+/// The responses of one AppendRows connection.
+pub(crate) type Responses = BoxStream<'static, Result<AppendRowsResponse, Status>>;
+/// The requests of one AppendRows connection, as the writer queues them.
+pub(crate) struct Requests(pub(crate) tokio::sync::mpsc::Receiver<AppendRowsRequest>);
+
+impl futures::Stream for Requests {
+    type Item = AppendRowsRequest;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<AppendRowsRequest>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+type Call<T> = BoxFuture<'static, Result<T, Status>>;
+
+/// The RPCs of `google.cloud.bigquery.storage.v1.BigQueryWrite`.
+pub(crate) trait WriteTransport: Send + Sync + 'static {
+    /// Opens AppendRows on `stream`, sending `requests` as they come.
+    fn append_rows(&self, stream: &str, requests: Requests) -> Call<Responses>;
+    fn create_write_stream(&self, req: CreateWriteStreamRequest) -> Call<WriteStream>;
+    fn get_write_stream(&self, req: GetWriteStreamRequest) -> Call<WriteStream>;
+    fn finalize_write_stream(
+        &self,
+        req: FinalizeWriteStreamRequest,
+    ) -> Call<FinalizeWriteStreamResponse>;
+    fn batch_commit_write_streams(
+        &self,
+        req: BatchCommitWriteStreamsRequest,
+    ) -> Call<BatchCommitWriteStreamsResponse>;
+    fn flush_rows(&self, req: FlushRowsRequest) -> Call<FlushRowsResponse>;
+}
+
+/// The RPCs over the client's channel, each with the credentials and the routing header.
+pub(crate) struct GrpcWrite {
+    pub(crate) client: Client,
+}
+
+fn to_status(e: Error) -> Status {
+    if e.is_auth() {
+        Status::unauthenticated(e.to_string())
+    } else if e.kind() == crate::ErrorKind::Config {
+        Status::invalid_argument(e.to_string())
+    } else {
+        Status::unavailable(e.to_string())
+    }
+}
+
+/// One unary call: a request with its routing header, the client over the channel.
+macro_rules! unary {
+    ($self:ident, $req:ident, $key:literal, $value:expr, $method:ident) => {{
+        let client = $self.client.clone();
+        Box::pin(async move {
+            let routing = $value($req.clone());
+            let channel = client.inner.grpc.channel().await.map_err(to_status)?;
+            let request = client
+                .grpc_request($req, $key, &routing)
+                .await
+                .map_err(to_status)?;
+            let mut rpc = BigQueryWriteClient::new(channel)
+                .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
+            Ok(rpc.$method(request).await?.into_inner())
+        })
+    }};
+}
+
+impl WriteTransport for GrpcWrite {
+    fn append_rows(&self, stream: &str, requests: Requests) -> Call<Responses> {
+        let client = self.client.clone();
+        let stream = stream.to_string();
+        Box::pin(async move {
+            let channel = client.inner.grpc.channel().await.map_err(to_status)?;
+            let (metadata, extensions, ()) = client
+                .grpc_request((), "write_stream", &stream)
+                .await
+                .map_err(to_status)?
+                .into_parts();
+            let request = tonic::Request::from_parts(metadata, extensions, requests);
+            let mut rpc = BigQueryWriteClient::new(channel)
+                .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
+            let responses = rpc.append_rows(request).await?.into_inner();
+            Ok(responses.boxed())
+        })
+    }
+
+    fn create_write_stream(&self, req: CreateWriteStreamRequest) -> Call<WriteStream> {
+        unary!(
+            self,
+            req,
+            "parent",
+            |r: CreateWriteStreamRequest| r.parent,
+            create_write_stream
+        )
+    }
+
+    fn get_write_stream(&self, req: GetWriteStreamRequest) -> Call<WriteStream> {
+        unary!(
+            self,
+            req,
+            "name",
+            |r: GetWriteStreamRequest| r.name,
+            get_write_stream
+        )
+    }
+
+    fn finalize_write_stream(
+        &self,
+        req: FinalizeWriteStreamRequest,
+    ) -> Call<FinalizeWriteStreamResponse> {
+        unary!(
+            self,
+            req,
+            "name",
+            |r: FinalizeWriteStreamRequest| r.name,
+            finalize_write_stream
+        )
+    }
+
+    fn batch_commit_write_streams(
+        &self,
+        req: BatchCommitWriteStreamsRequest,
+    ) -> Call<BatchCommitWriteStreamsResponse> {
+        unary!(
+            self,
+            req,
+            "parent",
+            |r: BatchCommitWriteStreamsRequest| r.parent,
+            batch_commit_write_streams
+        )
+    }
+
+    fn flush_rows(&self, req: FlushRowsRequest) -> Call<FlushRowsResponse> {
+        unary!(
+            self,
+            req,
+            "write_stream",
+            |r: FlushRowsRequest| r.write_stream,
+            flush_rows
+        )
+    }
+}

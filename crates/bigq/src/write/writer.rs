@@ -1,0 +1,554 @@
+//! The writer: rows packed into AppendRows requests under a size limit, a window of requests
+//! in flight, responses matched in order, and reconnection with the unconfirmed requests sent
+//! again (at their offsets, where the stream has them).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bigq_codec::proto::RowEncoder;
+use futures::StreamExt;
+use gcloud_sdk::google::cloud::bigquery::storage::v1::{
+    AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
+    FinalizeWriteStreamRequest, FlushRowsRequest, ProtoRows, ProtoSchema, append_rows_request,
+    append_rows_response,
+};
+use gcloud_sdk::prost::Message;
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tonic::{Code, Status};
+
+use super::transport::{Requests, Responses, WriteTransport};
+use super::{RowError, StreamKind, WriteSummary};
+use crate::client::grpc::{retry_delay, status_error};
+use crate::error::{Error, ErrorKind, Result};
+use crate::retry::RetryPolicy;
+
+/// Bytes of an AppendRowsRequest besides its rows (stream name, offset, trace id, missing
+/// value settings), kept free under the size limit.
+const REQUEST_OVERHEAD: usize = 4096;
+
+/// Settings the builder hands the writer.
+pub(crate) struct WriterConfig {
+    pub(crate) transport: Arc<dyn WriteTransport>,
+    pub(crate) table_path: String,
+    pub(crate) stream: String,
+    pub(crate) kind: StreamKind,
+    pub(crate) encoder: RowEncoder,
+    pub(crate) max_request_bytes: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) missing_value_interpretations: HashMap<String, i32>,
+    pub(crate) default_missing_value_interpretation: i32,
+    pub(crate) retry: RetryPolicy,
+}
+
+/// A request sent and not yet confirmed.
+struct InFlight {
+    request: AppendRowsRequest,
+    rows: usize,
+    /// Index (as the writer counts rows) of the request's first row.
+    first_row: u64,
+}
+
+/// One AppendRows connection.
+struct Connection {
+    tx: mpsc::Sender<AppendRowsRequest>,
+    responses: Responses,
+}
+
+/// Appends rows to one write stream of a table; made by
+/// [`WriteBuilder::open`](super::WriteBuilder::open).
+///
+/// Rows are encoded when [`append`](Self::append) is called and packed into requests of at
+/// most `max_request_bytes`; a full request is sent at once, with up to `max_in_flight`
+/// requests awaiting their response. When the window is full, `append` waits for the oldest
+/// response, so a producer faster than BigQuery waits instead of buffering without limit.
+///
+/// After an error that is not retried (a row BigQuery refuses, INVALID_ARGUMENT, a stream
+/// that no longer exists), the writer is failed: every later call returns that error, and
+/// [`summary`](Self::summary) says how many rows were confirmed before it.
+pub struct Writer {
+    cfg: WriterConfig,
+    descriptor: Option<ProtoSchema>,
+    /// Rows encoded and not yet sent.
+    batch: Vec<Vec<u8>>,
+    batch_bytes: usize,
+    batch_first_row: u64,
+    in_flight: VecDeque<InFlight>,
+    connection: Option<Connection>,
+    /// Rows the writer has been given (the index of the next row).
+    rows_seen: u64,
+    /// The offset of the next request, for streams with offsets.
+    next_offset: i64,
+    summary: WriteSummary,
+    failed: Option<Error>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("stream", &self.cfg.stream)
+            .field("kind", &self.cfg.kind)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Copies an error for a failed writer to return again (errors are not `Clone`).
+fn again(e: &Error) -> Error {
+    let mut copy = Error::new(e.kind(), e.message().to_string());
+    if let Some(c) = e.codec_error() {
+        copy = Error::encode(c.clone());
+    }
+    if let Some(status) = e.status() {
+        copy = Error::api(
+            status,
+            e.reason().map(str::to_string),
+            e.message().to_string(),
+        );
+    }
+    if let Some(elapsed) = e.elapsed() {
+        copy = copy.with_attempts(e.attempts(), elapsed);
+    }
+    copy.with_row_errors(e.row_errors().to_vec())
+}
+
+/// What a response means for the oldest request in flight.
+enum Outcome {
+    /// Appended (or, at an offset, already there).
+    Done,
+    /// Send it again, with everything after it, on a new connection.
+    Retry(Status),
+    /// Not retried.
+    Fail(Error),
+}
+
+impl Writer {
+    pub(crate) fn new(cfg: WriterConfig) -> Self {
+        let descriptor = Some(ProtoSchema {
+            proto_descriptor: Some(cfg.encoder.schema().descriptor().clone()),
+        });
+        let summary = WriteSummary {
+            stream: cfg.stream.clone(),
+            ..Default::default()
+        };
+        Writer {
+            cfg,
+            descriptor,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            batch_first_row: 0,
+            in_flight: VecDeque::new(),
+            connection: None,
+            rows_seen: 0,
+            next_offset: 0,
+            summary,
+            failed: None,
+        }
+    }
+
+    /// The name of the write stream (`projects/../streams/..`).
+    pub fn stream_name(&self) -> &str {
+        &self.cfg.stream
+    }
+
+    /// What has been written so far.
+    pub fn summary(&self) -> &WriteSummary {
+        &self.summary
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(again(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the writer failed and returns the error (the writer keeps a copy).
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = Some(again(&e));
+        e
+    }
+
+    /// Encodes `rows` and queues them, sending every request that fills up.
+    ///
+    /// The rows are encoded before any is queued: a row that does not fit the schema is an
+    /// [`ErrorKind::Encode`] error naming its index in `rows`, its column and value, and none
+    /// of `rows` is written. The writer stays usable after such an error.
+    pub async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
+        self.check_failed()?;
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        let mut encoded = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let mut buf = Vec::new();
+            self.cfg
+                .encoder
+                .encode(row, &mut buf)
+                .map_err(|e| Error::encode(e.with_row(i as u64)))?;
+            if framed(buf.len()) > limit {
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!(
+                        "row {i} is {} bytes encoded, more than a request of {} bytes holds",
+                        buf.len(),
+                        self.cfg.max_request_bytes
+                    ),
+                ));
+            }
+            encoded.push(buf);
+        }
+        for row in encoded {
+            let size = framed(row.len());
+            if self.batch_bytes + size > limit {
+                self.send_batch().await?;
+            }
+            if self.batch.is_empty() {
+                self.batch_first_row = self.rows_seen;
+            }
+            self.batch.push(row);
+            self.batch_bytes += size;
+            self.rows_seen += 1;
+        }
+        Ok(())
+    }
+
+    /// Sends the rows queued so far and waits until BigQuery has confirmed every request.
+    /// On a BUFFERED stream, also flushes the stream up to the last row, making the rows
+    /// visible.
+    pub async fn flush(&mut self) -> Result<()> {
+        self.check_failed()?;
+        self.send_batch().await?;
+        while !self.in_flight.is_empty() {
+            self.await_one().await?;
+        }
+        if self.cfg.kind == StreamKind::Buffered && self.next_offset > 0 {
+            let req = FlushRowsRequest {
+                write_stream: self.cfg.stream.clone(),
+                offset: Some(self.next_offset - 1),
+            };
+            self.cfg
+                .transport
+                .flush_rows(req)
+                .await
+                .map_err(|s| status_error(&s))?;
+        }
+        Ok(())
+    }
+
+    /// Sends what is left, waits for every confirmation, closes the connection and, for
+    /// streams other than `_default`, finalizes the stream (no more appends). Returns what
+    /// was written.
+    ///
+    /// A PENDING stream's rows are still invisible after this: call
+    /// [`commit`](Self::commit) instead, or commit several finalized streams together with
+    /// [`Client::commit_write_streams`](crate::Client::commit_write_streams).
+    pub async fn finish(mut self) -> Result<WriteSummary> {
+        self.finish_inner().await?;
+        Ok(self.summary)
+    }
+
+    async fn finish_inner(&mut self) -> Result<()> {
+        self.flush().await?;
+        self.connection = None;
+        if self.cfg.kind != StreamKind::Default {
+            let req = FinalizeWriteStreamRequest {
+                name: self.cfg.stream.clone(),
+            };
+            let resp = self
+                .cfg
+                .transport
+                .finalize_write_stream(req)
+                .await
+                .map_err(|s| status_error(&s))?;
+            self.summary.finalized_rows = Some(resp.row_count.max(0) as u64);
+        }
+        Ok(())
+    }
+
+    /// For a PENDING stream: sends what is left, finalizes the stream and commits it, so that
+    /// all its rows become visible at once, or none.
+    pub async fn commit(mut self) -> Result<WriteSummary> {
+        if self.cfg.kind != StreamKind::Pending {
+            return Err(Error::config("only a PENDING stream is committed"));
+        }
+        self.finish_inner().await?;
+        let commit_time = commit(
+            self.cfg.transport.as_ref(),
+            &self.cfg.table_path,
+            vec![self.cfg.stream.clone()],
+        )
+        .await?;
+        self.summary.commit_time = commit_time;
+        Ok(self.summary)
+    }
+
+    /// Sends the queued rows as one request, first waiting for a free slot in the window.
+    async fn send_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        while self.in_flight.len() >= self.cfg.max_in_flight {
+            self.await_one().await?;
+        }
+        let rows = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        let n = rows.len();
+        let offset = self.cfg.kind.has_offsets().then_some(self.next_offset);
+        if offset.is_some() {
+            self.next_offset += n as i64;
+        }
+        let request = AppendRowsRequest {
+            write_stream: self.cfg.stream.clone(),
+            offset,
+            trace_id: "bigq".to_string(),
+            missing_value_interpretations: self.cfg.missing_value_interpretations.clone(),
+            default_missing_value_interpretation: self.cfg.default_missing_value_interpretation,
+            rows: Some(append_rows_request::Rows::ProtoRows(
+                append_rows_request::ProtoData {
+                    writer_schema: None,
+                    rows: Some(ProtoRows {
+                        serialized_rows: rows,
+                    }),
+                },
+            )),
+            ..Default::default()
+        };
+        let sent = InFlight {
+            request,
+            rows: n,
+            first_row: self.batch_first_row,
+        };
+        if let Err(status) = self.send(&sent).await {
+            // Queued anyway: the reconnection in `await_one` sends it again.
+            self.connection = None;
+            tracing::debug!(%status, "AppendRows send failed; will reconnect");
+        }
+        self.in_flight.push_back(sent);
+        Ok(())
+    }
+
+    /// Sends one request on the connection, opening one if there is none (the first request
+    /// of a connection carries the writer schema).
+    async fn send(&mut self, sent: &InFlight) -> std::result::Result<(), Status> {
+        let mut request = sent.request.clone();
+        let new_connection = self.connection.is_none();
+        if new_connection {
+            self.set_schema(&mut request);
+        }
+        let bytes = request.encoded_len() as u64;
+        if new_connection {
+            let (tx, rx) = mpsc::channel(self.cfg.max_in_flight + 1);
+            tx.try_send(request)
+                .map_err(|_| Status::internal("the request channel is full"))?;
+            let requests = Requests(rx);
+            let responses = self
+                .cfg
+                .transport
+                .append_rows(&self.cfg.stream, requests)
+                .await?;
+            self.connection = Some(Connection { tx, responses });
+        } else if let Some(c) = &self.connection {
+            c.tx.send(request)
+                .await
+                .map_err(|_| Status::unavailable("the AppendRows connection closed"))?;
+        }
+        self.summary.requests += 1;
+        self.summary.bytes_sent += bytes;
+        Ok(())
+    }
+
+    fn set_schema(&self, request: &mut AppendRowsRequest) {
+        if let Some(append_rows_request::Rows::ProtoRows(data)) = &mut request.rows {
+            data.writer_schema = self.descriptor.clone();
+        }
+    }
+
+    /// Waits for the oldest request's response; reconnects and sends the unconfirmed
+    /// requests again after a retryable failure.
+    async fn await_one(&mut self) -> Result<()> {
+        let mut failures = 0u32;
+        let mut since = Instant::now();
+        loop {
+            let outcome = match self.connection.as_mut() {
+                None => Outcome::Retry(Status::unavailable("not connected")),
+                Some(c) => match c.responses.next().await {
+                    Some(Ok(resp)) => self.outcome(resp),
+                    Some(Err(status)) => self.status_outcome(status),
+                    None => Outcome::Retry(Status::unavailable(
+                        "the AppendRows stream ended with requests unanswered",
+                    )),
+                },
+            };
+            match outcome {
+                Outcome::Done => {
+                    if let Some(done) = self.in_flight.pop_front() {
+                        self.summary.rows_written += done.rows as u64;
+                    }
+                    return Ok(());
+                }
+                Outcome::Fail(e) => {
+                    self.in_flight.clear();
+                    self.connection = None;
+                    return Err(self.fail(e));
+                }
+                Outcome::Retry(status) => {
+                    failures += 1;
+                    if failures == 1 {
+                        since = Instant::now();
+                    }
+                    let policy = &self.cfg.retry;
+                    let wait = retry_delay(&status).unwrap_or_else(|| policy.backoff(failures));
+                    if failures >= policy.max_attempts
+                        || since.elapsed() + wait > policy.total_timeout
+                    {
+                        let e = status_error(&status).with_attempts(failures, since.elapsed());
+                        self.in_flight.clear();
+                        self.connection = None;
+                        return Err(self.fail(e));
+                    }
+                    tracing::debug!(%status, failures, ?wait, "AppendRows: reconnecting");
+                    self.connection = None;
+                    tokio::time::sleep(wait).await;
+                    self.resend().await;
+                }
+            }
+        }
+    }
+
+    /// Sends every unconfirmed request again, in order, on a new connection. A send that
+    /// fails leaves the connection closed; the next response wait then retries.
+    async fn resend(&mut self) {
+        let pending = std::mem::take(&mut self.in_flight);
+        self.summary.retries += 1;
+        let mut ok = true;
+        for sent in &pending {
+            if ok && let Err(status) = self.send(sent).await {
+                tracing::debug!(%status, "AppendRows resend failed");
+                self.connection = None;
+                ok = false;
+            }
+        }
+        self.in_flight = pending;
+    }
+
+    fn status_outcome(&self, status: Status) -> Outcome {
+        match status.code() {
+            Code::Unavailable
+            | Code::Aborted
+            | Code::Internal
+            | Code::Unknown
+            | Code::Cancelled
+            | Code::DeadlineExceeded => Outcome::Retry(status),
+            Code::ResourceExhausted if retry_delay(&status).is_some() => Outcome::Retry(status),
+            Code::AlreadyExists if self.cfg.kind.has_offsets() => Outcome::Done,
+            Code::OutOfRange if self.cfg.kind.has_offsets() => Outcome::Retry(status),
+            _ => Outcome::Fail(status_error(&status)),
+        }
+    }
+
+    fn outcome(&self, resp: AppendRowsResponse) -> Outcome {
+        let Some(front) = self.in_flight.front() else {
+            return Outcome::Fail(Error::new(
+                ErrorKind::Transport,
+                "an AppendRows response with no request waiting for it",
+            ));
+        };
+        if !resp.row_errors.is_empty() {
+            let rows: Vec<RowError> = resp
+                .row_errors
+                .iter()
+                .map(|r| RowError {
+                    row: front.first_row + r.index.max(0) as u64,
+                    message: r.message.clone(),
+                })
+                .collect();
+            let first = &rows[0];
+            let message = format!(
+                "BigQuery refused {} row(s) of a request of {} (row {}: {}); none of the request was written",
+                rows.len(),
+                front.rows,
+                first.row,
+                first.message
+            );
+            return Outcome::Fail(
+                Error::api(400, Some("invalid".into()), message).with_row_errors(rows),
+            );
+        }
+        match resp.response {
+            Some(append_rows_response::Response::AppendResult(r)) => {
+                let expected = front.request.offset;
+                match (expected, r.offset) {
+                    (Some(want), Some(got)) if want != got => Outcome::Fail(Error::new(
+                        ErrorKind::Transport,
+                        format!("AppendRows confirmed offset {got} for the request sent at {want}"),
+                    )),
+                    _ => Outcome::Done,
+                }
+            }
+            Some(append_rows_response::Response::Error(rpc)) => {
+                let code = Code::from_i32(rpc.code);
+                self.status_outcome(Status::new(code, rpc.message))
+            }
+            None => Outcome::Fail(Error::new(
+                ErrorKind::Transport,
+                "an AppendRows response with neither a result nor an error",
+            )),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+/// Bytes of a row in `ProtoRows.serialized_rows`: key, length, row.
+fn framed(len: usize) -> usize {
+    1 + bigq_len_varint(len) + len
+}
+
+fn bigq_len_varint(len: usize) -> usize {
+    let mut n = 1;
+    while len >> (7 * n) != 0 {
+        n += 1;
+    }
+    n
+}
+
+/// Commits finalized PENDING streams of one table together; returns the commit time.
+pub(crate) async fn commit(
+    transport: &dyn WriteTransport,
+    table_path: &str,
+    streams: Vec<String>,
+) -> Result<Option<crate::value::Timestamp>> {
+    let req = BatchCommitWriteStreamsRequest {
+        parent: table_path.to_string(),
+        write_streams: streams,
+    };
+    let resp = transport
+        .batch_commit_write_streams(req)
+        .await
+        .map_err(|s| status_error(&s))?;
+    if !resp.stream_errors.is_empty() || resp.commit_time.is_none() {
+        let detail = resp
+            .stream_errors
+            .iter()
+            .map(|e| format!("{}: {}", e.entity, e.error_message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(Error::api(
+            400,
+            Some("invalid".into()),
+            format!("BatchCommitWriteStreams committed nothing: {detail}"),
+        ));
+    }
+    Ok(resp
+        .commit_time
+        .map(|t| crate::value::Timestamp::new(t.seconds * 1_000_000 + (t.nanos / 1000) as i64)))
+}
+
+// The writer moves between tasks.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Writer>();
+};
