@@ -81,9 +81,13 @@ async fn start() -> (Emulator, Client) {
     (emu, client)
 }
 
-/// (rows, distinct ids, sum of ids, sum of rec.a, elements of arr) in the table.
-async fn checksum(client: &Client, table: &str) -> (i64, i64, i64, i64, i64) {
-    let rows: Vec<(i64, i64, Option<i64>, Option<i64>, Option<i64>)> = client
+/// Rows, distinct ids, sum of ids, sum of `rec.a`, elements of `arr`.
+type Checksum = (i64, i64, i64, i64, i64);
+
+/// The table's [`Checksum`] (sums of an empty table are 0).
+async fn checksum(client: &Client, table: &str) -> Checksum {
+    type Sums = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
+    let rows: Vec<Sums> = client
         .query(format!(
             "SELECT COUNT(*), COUNT(DISTINCT id), SUM(id), SUM(rec.a), \
              SUM(ARRAY_LENGTH(arr)) FROM `{table}`"
@@ -95,7 +99,7 @@ async fn checksum(client: &Client, table: &str) -> (i64, i64, i64, i64, i64) {
     (n, d, s.unwrap_or(0), a.unwrap_or(0), l.unwrap_or(0))
 }
 
-fn expected() -> (i64, i64, i64, i64, i64) {
+fn expected() -> Checksum {
     let sum: i64 = (1..=ROWS).sum();
     let elems: i64 = (1..=ROWS).map(|id| id % 4).sum();
     (ROWS, ROWS, sum, 2 * sum, elems)
