@@ -16,12 +16,17 @@ pub const SCENARIOS: &[&str] = &[
     "scan_typed",
     "scan_arrow",
     "decode",
+    "write_1m_objects",
     "json_300k",
 ];
 
-/// Scenarios that need the scan table.
+/// Scenarios that need the scan table (`write_1m_objects` writes rows of its shape into an
+/// empty copy).
 pub fn needs_scan_table(scenario: &str) -> bool {
-    matches!(scenario, "scan_typed" | "scan_arrow" | "decode")
+    matches!(
+        scenario,
+        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects"
+    )
 }
 
 /// Rows each scenario returns.
@@ -30,7 +35,7 @@ pub fn expected_rows(scenario: &str) -> Option<usize> {
         "query_const" => 1,
         "query_1k" => 1_000,
         "query_200k_rows" | "query_200k_arrow" => 200_000,
-        "scan_typed" | "scan_arrow" | "decode" => SCAN_ROWS,
+        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects" => SCAN_ROWS,
         "json_300k" => 300_000,
         _ => return None,
     })
@@ -87,14 +92,14 @@ FROM UNNEST(GENERATE_ARRAY(1, {rows})) AS n"
 }
 
 /// The STRUCT column of the scan table.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rec {
     pub a: i64,
     pub b: String,
 }
 
 /// A row of the scan table, as a user would type it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanRow {
     pub id: i64,
     pub amount: f64,
@@ -168,4 +173,37 @@ pub fn peak_rss_kb() -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+impl ScanRow {
+    /// Row `n` (from 1) of the scan table, the same values as [`scan_table_ctas`] makes.
+    pub fn generate(n: i64) -> ScanRow {
+        let opt = |m: i64| n % m != 0;
+        ScanRow {
+            id: n,
+            amount: n as f64 * 1.5,
+            name: format!("name-{n}"),
+            active: n % 2 == 0,
+            price: Numeric::from_scaled(n as i128 * 10_000_000).expect("in range"),
+            day: Date::new(18262 + (n % 1000) as i32),
+            ts: Timestamp::new((1_704_067_200 + n) * 1_000_000),
+            maybe_int: opt(5).then_some(n * 7),
+            maybe_float: opt(7).then_some(n as f64 / 7.0),
+            city: opt(3).then(|| format!("city-{}", n % 50)),
+            flagged: opt(11).then_some(n % 3 == 0),
+            discount: opt(13)
+                .then(|| Numeric::from_scaled((n % 10_000) as i128 * 1_000_000).expect("in range")),
+            shipped: opt(17).then(|| Date::new(18779 + (n % 365) as i32)),
+            seen: opt(19).then(|| Timestamp::new((1_735_689_600 + 60 * n) * 1_000_000)),
+            code: format!("code-{}", n % 997),
+            score: (n % 1000) as f64 / 10.0,
+            qty: (n * 13) % 100,
+            note: opt(4).then(|| format!("note for {n}")),
+            rec: Rec {
+                a: n,
+                b: format!("s{n}"),
+            },
+            arr: vec![n, n + 1, n + 2],
+        }
+    }
 }

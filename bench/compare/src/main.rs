@@ -321,7 +321,7 @@ fn supports(contender: &str, scenario: &str) -> bool {
     match contender {
         "bigq" => true,
         "bigq-job" => scenario.starts_with("query_"),
-        "python" => !matches!(scenario, "decode" | "json_300k"),
+        "python" => !matches!(scenario, "decode" | "json_300k" | "write_1m_objects"),
         _ => false,
     }
 }

@@ -75,7 +75,8 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
         if job { q.job_creation_required() } else { q }
     };
     let ds = dataset()?;
-    let reads_table = scenario.starts_with("scan_") || scenario == "decode";
+    let reads_table =
+        scenario.starts_with("scan_") || scenario == "decode" || scenario.starts_with("write_");
     if reads_table && std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
         return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
     }
@@ -157,6 +158,38 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
                 c,
                 "Arrow batches in memory -> structs, one thread",
             ))
+        }
+        "write_1m_objects" => {
+            // The rows are made before the clock starts; the time covers encoding them
+            // into protobuf and writing them into the _default stream.
+            let target = format!("{ds}.write_target");
+            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
+            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
+            let _ = client.delete_table(&target).await;
+            client
+                .create_table(bigq::admin::Table::new(&target, schema))
+                .await
+                .map_err(e)?;
+            let rows: Vec<ScanRow> = (1..=bench_compare::SCAN_ROWS as i64)
+                .map(ScanRow::generate)
+                .collect();
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut writer = client
+                .write(&target)
+                .default_stream()
+                .open()
+                .await
+                .map_err(e)?;
+            for chunk in rows.chunks(10_000) {
+                writer.append(chunk).await.map_err(e)?;
+            }
+            let summary = writer.finish().await.map_err(e)?;
+            let path = format!(
+                "Storage Write _default, protobuf from serde, {} requests, {:.1} MB",
+                summary.requests,
+                summary.bytes_sent as f64 / 1e6
+            );
+            Ok(Measured::new(summary.rows_written as usize, t, c, &path))
         }
         other => Err(format!("unknown scenario {other:?}")),
     }
