@@ -71,14 +71,14 @@ pub fn scan_table_ctas(dataset: &str, rows: usize) -> String {
   CAST(n AS FLOAT64) * 1.5 AS amount, \
   CONCAT('name-', CAST(n AS STRING)) AS name, \
   MOD(n, 2) = 0 AS active, \
-  CAST(n AS NUMERIC) / 100 AS price, \
+  CAST(n / 100 AS NUMERIC) AS price, \
   DATE_FROM_UNIX_DATE(18262 + MOD(n, 1000)) AS day, \
   TIMESTAMP_SECONDS(1704067200 + n) AS ts, \
   IF(MOD(n, 5) = 0, NULL, n * 7) AS maybe_int, \
   IF(MOD(n, 7) = 0, NULL, CAST(n AS FLOAT64) / 7) AS maybe_float, \
   IF(MOD(n, 3) = 0, NULL, CONCAT('city-', CAST(MOD(n, 50) AS STRING))) AS city, \
   IF(MOD(n, 11) = 0, NULL, MOD(n, 3) = 0) AS flagged, \
-  IF(MOD(n, 13) = 0, NULL, CAST(MOD(n, 10000) AS NUMERIC) / 1000) AS discount, \
+  IF(MOD(n, 13) = 0, NULL, CAST(MOD(n, 10000) / 1000 AS NUMERIC)) AS discount, \
   IF(MOD(n, 17) = 0, NULL, DATE_FROM_UNIX_DATE(18779 + MOD(n, 365))) AS shipped, \
   IF(MOD(n, 19) = 0, NULL, TIMESTAMP_SECONDS(1735689600 + 60 * n)) AS seen, \
   CONCAT('code-', CAST(MOD(n, 997) AS STRING)) AS code, \
