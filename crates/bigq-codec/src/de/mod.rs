@@ -86,7 +86,7 @@ mod error;
 mod node;
 mod row;
 mod rows;
-mod text;
+pub(crate) mod text;
 
 #[cfg(test)]
 mod tests;

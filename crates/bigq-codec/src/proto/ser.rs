@@ -21,6 +21,7 @@ use serde::ser::{self, Impossible};
 
 use super::schema::{FieldPlan, Kind, MessagePlan, WriteSchema};
 use super::wire;
+use crate::de::text::{SmallDecimal, StackBuf, write_decimal_i128};
 use crate::value::text;
 use crate::value::{self, RawSerializeGuard, magic};
 use crate::{CodecError, CodecErrorKind};
@@ -905,9 +906,16 @@ impl<'a> ValueSer<'a> {
         if self.field.numeric_packed {
             return self.packed_int(&units.to_le_bytes());
         }
-        let mut buf = [0u8; 48];
-        let n = format_scaled_i128(units, 9, &mut buf);
-        self.len_bytes(&buf[..n])
+        // The same text the Arrow -> serde side writes for NUMERIC.
+        match SmallDecimal::new(units, 9) {
+            Some(small) => self.len_bytes(small.as_str().as_bytes()),
+            None => {
+                let mut text = StackBuf::new();
+                write_decimal_i128(&mut text, units, 9)
+                    .map_err(|_| value_err(self.field, "NUMERIC too long", units.to_string()))?;
+                self.len_bytes(text.as_str().as_bytes())
+            }
+        }
     }
 
     fn bignumeric(&mut self, units: i256) -> Result<()> {
@@ -1167,62 +1175,6 @@ impl<'a> ValueSer<'a> {
             _ => Err(mismatch(f, "a struct or map")),
         }
     }
-}
-
-/// Writes `units` scaled by 10^`scale` as plain decimal text with no trailing zeros into
-/// `buf`, returning the length.
-fn format_scaled_i128(units: i128, scale: u32, buf: &mut [u8; 48]) -> usize {
-    let neg = units < 0;
-    let mut abs = units.unsigned_abs();
-    // Digits, least significant first.
-    let mut digits = [0u8; 40];
-    let mut n = 0;
-    if let Ok(mut small) = u64::try_from(abs) {
-        while small > 0 {
-            digits[n] = (small % 10) as u8;
-            small /= 10;
-            n += 1;
-        }
-    } else {
-        while abs > 0 {
-            digits[n] = (abs % 10) as u8;
-            abs /= 10;
-            n += 1;
-        }
-    }
-    let scale = scale as usize;
-    // Trailing zeros of the fraction are not written.
-    let mut skip = 0;
-    while skip < scale && skip < n && digits[skip] == 0 {
-        skip += 1;
-    }
-    if n <= scale && skip == n {
-        // Zero fraction and no integer part.
-        skip = scale;
-    }
-    let mut len = 0;
-    if neg {
-        buf[len] = b'-';
-        len += 1;
-    }
-    if n <= scale {
-        buf[len] = b'0';
-        len += 1;
-    } else {
-        for i in (scale..n).rev() {
-            buf[len] = b'0' + digits[i];
-            len += 1;
-        }
-    }
-    if skip < scale {
-        buf[len] = b'.';
-        len += 1;
-        for i in (skip..scale).rev() {
-            buf[len] = b'0' + if i < n { digits[i] } else { 0 };
-            len += 1;
-        }
-    }
-    len
 }
 
 impl<'a> ser::Serializer for ValueSer<'a> {
@@ -1645,10 +1597,4 @@ impl ser::Serializer for Capture {
     ) -> Result<Self::SerializeStructVariant, NotRaw> {
         Err(NotRaw)
     }
-}
-
-/// [`format_scaled_i128`] at NUMERIC's scale, for the tests.
-#[cfg(test)]
-pub(crate) fn tests_format_scaled(units: i128, buf: &mut [u8; 48]) -> usize {
-    format_scaled_i128(units, 9, buf)
 }
