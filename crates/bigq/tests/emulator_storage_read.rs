@@ -3,8 +3,9 @@
 //! bigq-emulator honours offsets and buffer compression, so a stream cut mid-way by the
 //! emulator's fault hook must resume without losing or repeating a row.
 
+mod common;
+
 use bigq::Client;
-use bigq::admin::Dataset;
 use bigq::arrow::array::Array;
 use bigq::read::{Compression, Filter};
 use bigq::value::Date;
@@ -16,20 +17,7 @@ mod read_scenarios;
 use read_scenarios::{Inner, ROWS, Row, rows_of};
 
 async fn start() -> (Emulator, Client) {
-    let emu = Emulator::builder()
-        .with_project("test-project")
-        .start()
-        .await
-        .expect("start bigq-emulator");
-    let client = Client::builder()
-        .with_project(emu.project())
-        .with_emulator(emu.rest_endpoint())
-        .with_emulator_grpc(emu.grpc_endpoint())
-        .build()
-        .await
-        .expect("client");
-    client.create_dataset(Dataset::new("ds")).await.unwrap();
-    (emu, client)
+    common::in_process_emulator().await
 }
 
 /// `ds.scan`: the scenarios' table.

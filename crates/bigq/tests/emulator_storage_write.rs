@@ -3,8 +3,10 @@
 //! cut mid-way by the emulator's fault hook) or at least once (`_default`), checked by
 //! count and checksum through SQL. Unlike bqemulator, bigq-emulator takes RECORD columns.
 
+mod common;
+
 use bigq::Client;
-use bigq::admin::{Dataset, Table};
+use bigq::admin::Table;
 use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
 use bigq::value::{Date, Numeric, Timestamp};
 use bigq_emulator::Emulator;
@@ -65,20 +67,7 @@ fn rows() -> Vec<Row> {
 }
 
 async fn start() -> (Emulator, Client) {
-    let emu = Emulator::builder()
-        .with_project("test-project")
-        .start()
-        .await
-        .expect("start bigq-emulator");
-    let client = Client::builder()
-        .with_project(emu.project())
-        .with_emulator(emu.rest_endpoint())
-        .with_emulator_grpc(emu.grpc_endpoint())
-        .build()
-        .await
-        .expect("client");
-    client.create_dataset(Dataset::new("ds")).await.unwrap();
-    (emu, client)
+    common::in_process_emulator().await
 }
 
 /// Rows, distinct ids, sum of ids, sum of `rec.a`, elements of `arr`.

@@ -110,16 +110,15 @@ pub struct BatchStream {
     buffered: VecDeque<RecordBatch>,
     rx: Option<mpsc::Receiver<Result<RecordBatch>>>,
     task: Option<JoinHandle<()>>,
-    /// Batches from elsewhere (a Storage Read of a query's destination table).
+    /// Batches from a Storage Read of a query's destination table, instead of REST pages.
     other: Option<BoxStream<'static, Result<RecordBatch>>>,
-    storage_read: bool,
 }
 
 impl std::fmt::Debug for BatchStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BatchStream")
             .field("buffered", &self.buffered.len())
-            .field("storage_read", &self.storage_read)
+            .field("storage_read", &self.is_storage_read())
             .finish_non_exhaustive()
     }
 }
@@ -154,7 +153,6 @@ impl BatchStream {
             rx,
             task,
             other: None,
-            storage_read: false,
         }
     }
 
@@ -166,7 +164,6 @@ impl BatchStream {
             rx: None,
             task: None,
             other: None,
-            storage_read: false,
         }
     }
 
@@ -181,13 +178,12 @@ impl BatchStream {
             rx: None,
             task: None,
             other: Some(batches),
-            storage_read: true,
         }
     }
 
     /// Whether the batches come through the Storage Read API rather than REST pages.
     pub fn is_storage_read(&self) -> bool {
-        self.storage_read
+        self.other.is_some()
     }
 
     /// A stream over every page of `source`.
@@ -204,7 +200,6 @@ impl BatchStream {
             rx,
             task,
             other: None,
-            storage_read: false,
         }
     }
 

@@ -114,3 +114,25 @@ fn uuid_suffix() -> String {
         .as_nanos();
     format!("{:x}{:x}", n & 0xffff_ffff, std::process::id())
 }
+
+/// bigq-emulator started in-process on free loopback ports, a client of its REST and
+/// Storage (gRPC) sides, and an empty dataset `ds`.
+pub async fn in_process_emulator() -> (bigq_emulator::Emulator, Client) {
+    let emu = bigq_emulator::Emulator::builder()
+        .with_project("test-project")
+        .start()
+        .await
+        .expect("start bigq-emulator");
+    let client = Client::builder()
+        .with_project(emu.project())
+        .with_emulator(emu.rest_endpoint())
+        .with_emulator_grpc(emu.grpc_endpoint())
+        .build()
+        .await
+        .expect("client");
+    client
+        .create_dataset(bigq::admin::Dataset::new("ds"))
+        .await
+        .unwrap();
+    (emu, client)
+}
