@@ -178,9 +178,12 @@ impl Writer {
     pub async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
         self.check_failed()?;
         let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
-        let mut encoded = Vec::with_capacity(rows.len());
+        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
         for (i, row) in rows.iter().enumerate() {
-            let mut buf = Vec::new();
+            // Each row is its own buffer (ProtoRows holds one per row); sized like the last
+            // one, rows of a table rarely grow it again.
+            let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
+            let mut buf = Vec::with_capacity(hint);
             self.cfg
                 .encoder
                 .encode(row, &mut buf)
