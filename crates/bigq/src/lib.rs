@@ -86,7 +86,7 @@ mod retry;
 pub mod write;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};
-pub use client::{Client, ClientBuilder};
+pub use client::{Client, ClientBuilder, Transport};
 pub use error::{CodecError, Error, ErrorKind, Result};
 pub use retry::RetryPolicy;
 

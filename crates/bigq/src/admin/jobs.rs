@@ -3,7 +3,9 @@
 use serde::Deserialize;
 
 use super::TableId;
-use crate::client::Client;
+use gcloud_sdk::google::cloud::bigquery::v2 as pb;
+
+use crate::client::{Client, Transport};
 use crate::client::rest::{Idempotent, Request};
 use crate::error::Result;
 use crate::query::JobReference;
@@ -81,6 +83,45 @@ struct QueryStatistics {
 }
 
 impl Job {
+    /// A job as the v2 gRPC services describe it (the same fields as the REST resource).
+    pub(crate) fn from_proto(job: pb::Job) -> Job {
+        let non_empty = |s: String| (!s.is_empty()).then_some(s);
+        let status = job.status.unwrap_or_default();
+        let query = job.configuration.and_then(|c| c.query);
+        let stats = job.statistics.and_then(|s| s.query);
+        Job {
+            job_reference: job
+                .job_reference
+                .map(crate::query::grpc_job_reference)
+                .unwrap_or_else(|| JobReference {
+                    project_id: String::new(),
+                    job_id: String::new(),
+                    location: None,
+                }),
+            status: JobStatus {
+                state: non_empty(status.state),
+                error_result: status.error_result.map(|e| JobError {
+                    reason: non_empty(e.reason),
+                    message: non_empty(e.message),
+                }),
+            },
+            configuration: JobConfiguration {
+                query: query.map(|q| QueryConfiguration {
+                    destination_table: q.destination_table.map(|t| TableReference {
+                        project_id: t.project_id,
+                        dataset_id: t.dataset_id,
+                        table_id: t.table_id,
+                    }),
+                }),
+            },
+            statistics: JobStatistics {
+                query: stats.map(|q| QueryStatistics {
+                    statement_type: non_empty(q.statement_type),
+                }),
+            },
+        }
+    }
+
     /// `PENDING`, `RUNNING` or `DONE`.
     pub fn state(&self) -> Option<&str> {
         self.status.state.as_deref()
@@ -126,6 +167,9 @@ struct CancelResponse {
 impl Client {
     /// Gets a job: its state, errors and, for a query, its destination table.
     pub async fn get_job(&self, job: &JobReference) -> Result<Job> {
+        if self.inner.transport == Transport::Grpc {
+            return Ok(Job::from_proto(self.grpc_get_job(job).await?));
+        }
         let path = [
             "projects",
             job.project_id.as_str(),
@@ -142,6 +186,9 @@ impl Client {
     /// Asks BigQuery to cancel a job; returns the job as it is now (cancellation is
     /// asynchronous: poll [`get_job`](Self::get_job) until it is done).
     pub async fn cancel_job(&self, job: &JobReference) -> Result<Job> {
+        if self.inner.transport == Transport::Grpc {
+            return Ok(Job::from_proto(self.grpc_cancel_job(job).await?));
+        }
         let path = [
             "projects",
             job.project_id.as_str(),

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::grpc::GrpcChannel;
-use super::{Client, Inner};
+use super::{Client, Inner, Transport};
 use crate::auth::Credentials;
 use crate::error::{Error, Result, SourceText};
 use crate::retry::RetryPolicy;
@@ -12,6 +12,9 @@ pub const DEFAULT_ENDPOINT: &str = "https://bigquery.googleapis.com";
 
 /// The default BigQuery Storage API (gRPC) endpoint.
 pub const DEFAULT_STORAGE_ENDPOINT: &str = "https://bigquerystorage.googleapis.com";
+
+/// The default BigQuery v2 gRPC endpoint (the same host as REST).
+pub const DEFAULT_GRPC_ENDPOINT: &str = "https://bigquery.googleapis.com";
 
 /// The environment variable naming a Storage API (gRPC) emulator, `host:port` or a URL.
 pub const STORAGE_EMULATOR_HOST_ENV: &str = "BIGQUERY_STORAGE_EMULATOR_HOST";
@@ -37,6 +40,8 @@ pub struct ClientBuilder {
     location: Option<String>,
     endpoint: Option<String>,
     storage_endpoint: Option<String>,
+    grpc_endpoint: Option<String>,
+    transport: Transport,
     credentials: Option<Credentials>,
     retry: Option<RetryPolicy>,
     connect_timeout: Option<Duration>,
@@ -79,13 +84,41 @@ impl ClientBuilder {
         self
     }
 
-    /// Points the Storage API (gRPC) side at an emulator: sets the storage endpoint and
-    /// anonymous credentials. `host` may be `127.0.0.1:9060` or a full URL. Use it with
-    /// [`with_emulator`](Self::with_emulator) when the emulator serves REST and gRPC on
-    /// different ports.
+    /// Points the gRPC side at an emulator: sets the Storage API endpoint and the v2 gRPC
+    /// endpoint (an emulator serves both on one port) and anonymous credentials. `host` may
+    /// be `127.0.0.1:9060` or a full URL. Use it with [`with_emulator`](Self::with_emulator)
+    /// when the emulator serves REST and gRPC on different ports.
     pub fn with_emulator_grpc(mut self, host: impl AsRef<str>) -> Self {
-        self.storage_endpoint = Some(emulator_url(host.as_ref()));
+        let url = emulator_url(host.as_ref());
+        self.storage_endpoint = Some(url.clone());
+        self.grpc_endpoint = Some(url);
         self.credentials = Some(Credentials::anonymous());
+        self
+    }
+
+    /// Sets the BigQuery v2 gRPC endpoint used with [`Transport::Grpc`]. Defaults to
+    /// `https://bigquery.googleapis.com`.
+    pub fn with_grpc_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.grpc_endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Sets how queries, jobs, datasets and tables are reached: [`Transport::Rest`] (the
+    /// default) or [`Transport::Grpc`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> bigq::Result<()> {
+    /// use bigq::{Client, Transport};
+    /// let client = Client::builder()
+    ///     .with_project("my-project")
+    ///     .with_transport(Transport::Grpc)
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
         self
     }
 
@@ -172,16 +205,9 @@ impl ClientBuilder {
         // service as the REST side: both Google's, or a Storage endpoint set explicitly.
         // A REST emulator alone must not send reads to Google.
         let storage_for_queries = self.storage_endpoint.is_some() || root == DEFAULT_ENDPOINT;
-        let storage_endpoint = self
-            .storage_endpoint
-            .unwrap_or_else(|| DEFAULT_STORAGE_ENDPOINT.to_string())
-            .trim_end_matches('/')
-            .to_string();
-        if !(storage_endpoint.starts_with("http://") || storage_endpoint.starts_with("https://")) {
-            return Err(Error::config(format!(
-                "storage endpoint {storage_endpoint:?} must start with http:// or https://"
-            )));
-        }
+        let grpc_for_queries = self.grpc_endpoint.is_some() || root == DEFAULT_ENDPOINT;
+        let storage_endpoint = grpc_url("storage endpoint", self.storage_endpoint, DEFAULT_STORAGE_ENDPOINT)?;
+        let grpc_endpoint = grpc_url("gRPC endpoint", self.grpc_endpoint, DEFAULT_GRPC_ENDPOINT)?;
         let connect_timeout = self.connect_timeout.unwrap_or(Duration::from_secs(10));
         let credentials = match self.credentials {
             Some(c) => c,
@@ -200,13 +226,22 @@ impl ClientBuilder {
             .map_err(|e| {
                 Error::config("cannot build the HTTP client").with_source(SourceText(e.to_string()))
             })?;
-        let mut grpc = GrpcChannel::new(storage_endpoint, connect_timeout, user_agent);
-        if !storage_for_queries && credentials.is_anonymous() {
-            // An emulator's REST side alone: Storage calls would go to Google anonymously.
-            grpc = grpc.refusing(format!(
-                "no Storage API endpoint for the emulator at {root}: set one with \
-                 with_emulator_grpc or {STORAGE_EMULATOR_HOST_ENV}"
-            ));
+        let mut grpc = GrpcChannel::new(storage_endpoint, connect_timeout, user_agent.clone());
+        let mut v2 = GrpcChannel::new(grpc_endpoint, connect_timeout, user_agent);
+        if credentials.is_anonymous() {
+            // An emulator's REST side alone: gRPC calls would go to Google anonymously.
+            if !storage_for_queries {
+                grpc = grpc.refusing(format!(
+                    "no Storage API endpoint for the emulator at {root}: set one with \
+                     with_emulator_grpc or {STORAGE_EMULATOR_HOST_ENV}"
+                ));
+            }
+            if !grpc_for_queries {
+                v2 = v2.refusing(format!(
+                    "no gRPC endpoint for the emulator at {root}: set one with \
+                     with_emulator_grpc or with_grpc_endpoint"
+                ));
+            }
         }
         Ok(Client {
             inner: Arc::new(Inner {
@@ -215,12 +250,25 @@ impl ClientBuilder {
                 rest_base,
                 http,
                 grpc,
+                transport: self.transport,
+                v2,
                 storage_for_queries,
                 credentials,
                 retry: self.retry.unwrap_or_default(),
             }),
         })
     }
+}
+
+/// A gRPC endpoint as given (or `default`), without a trailing slash.
+fn grpc_url(what: &str, given: Option<String>, default: &str) -> Result<String> {
+    let url = given.as_deref().unwrap_or(default).trim_end_matches('/');
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(Error::config(format!(
+            "{what} {url:?} must start with http:// or https://"
+        )));
+    }
+    Ok(url.to_string())
 }
 
 fn emulator_url(host: &str) -> String {

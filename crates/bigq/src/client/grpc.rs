@@ -1,8 +1,9 @@
-//! Sending gRPC requests to the BigQuery Storage API: the channel, the per-call metadata
-//! (credentials and the `x-goog-request-params` routing header), and gRPC statuses as
-//! bigq [`Error`]s.
+//! Sending gRPC requests to the BigQuery Storage API and the v2 services: the channel, the
+//! per-call metadata (credentials and the `x-goog-request-params` routing header), unary
+//! calls with retries, and gRPC statuses as bigq [`Error`]s.
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
@@ -61,7 +62,7 @@ impl GrpcChannel {
             return Err(Error::config(why.clone()));
         }
         let bad = |e: tonic::transport::Error| {
-            Error::config(format!("invalid storage endpoint {:?}", self.endpoint))
+            Error::config(format!("invalid gRPC endpoint {:?}", self.endpoint))
                 .with_source(SourceText(e.to_string()))
         };
         let mut ep = Endpoint::from_shared(self.endpoint.clone())
@@ -117,6 +118,60 @@ impl Client {
             tonic::Extensions::default(),
             message,
         ))
+    }
+}
+
+/// A unary RPC's name (for logs) and routing header.
+pub(crate) struct Rpc<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) routing_key: &'a str,
+    pub(crate) routing: &'a str,
+}
+
+impl Client {
+    /// Sends a unary call on `channel`, retrying as the client's policy allows. Only for
+    /// calls that are safe to repeat (reads, and writes carrying a request or job id).
+    ///
+    /// `call` sends one attempt on a fresh client stub over the channel.
+    pub(crate) async fn unary<Req, Resp, F, Fut>(
+        &self,
+        channel: &GrpcChannel,
+        rpc: Rpc<'_>,
+        message: Req,
+        mut call: F,
+    ) -> Result<Resp>
+    where
+        Req: Clone,
+        F: FnMut(Channel, tonic::Request<Req>) -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
+    {
+        let policy = &self.inner.retry;
+        let started = Instant::now();
+        let mut attempt = 1;
+        loop {
+            let channel = channel.channel().await?;
+            let request = self
+                .grpc_request(message.clone(), rpc.routing_key, rpc.routing)
+                .await?;
+            let err = match call(channel, request).await {
+                Ok(resp) => return Ok(resp.into_inner()),
+                Err(status) => status_error(&status),
+            };
+            let backoff = policy.backoff(attempt);
+            if !err.is_retryable()
+                || attempt >= policy.max_attempts
+                || started.elapsed() + backoff > policy.total_timeout
+            {
+                return Err(if attempt > 1 {
+                    err.with_attempts(attempt, started.elapsed())
+                } else {
+                    err
+                });
+            }
+            tracing::debug!(attempt, error = %err, rpc = rpc.name, "retrying gRPC call");
+            tokio::time::sleep(backoff).await;
+            attempt += 1;
+        }
     }
 }
 

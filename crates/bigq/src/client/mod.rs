@@ -11,6 +11,25 @@ pub use builder::ClientBuilder;
 use crate::auth::Credentials;
 use crate::retry::RetryPolicy;
 
+/// How a [`Client`] reaches BigQuery's v2 API (queries, jobs, datasets, tables); the Storage
+/// Read and Write APIs are gRPC either way.
+///
+/// The API above the transport is the same: every query option, polling, paging, large
+/// results through Storage Read, the admin calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// REST v2 (`jobs.query`, ...), with results decoded from JSON in one streaming pass.
+    #[default]
+    Rest,
+    /// The v2 gRPC services (`google.cloud.bigquery.v2.JobService`, ...): the first page of
+    /// a query's result comes as Arrow (LZ4-compressed buffers), decoded like Storage Read.
+    /// Later pages (`GetQueryResults`) have no Arrow form in the API; by default they are
+    /// read through Storage Read, and otherwise decoded from their struct encoding.
+    /// `tabledata.list` and `tabledata.insertAll` have no gRPC form and stay on REST.
+    Grpc,
+}
+
 /// A BigQuery client.
 ///
 /// Cheap to clone: clones share one connection pool and one credential cache.
@@ -34,6 +53,11 @@ pub(crate) struct Inner {
     pub(crate) http: reqwest::Client,
     /// The Storage API's gRPC channel, connected on first use.
     pub(crate) grpc: grpc::GrpcChannel,
+    /// How jobs, datasets and tables are reached: REST or the v2 gRPC services.
+    pub(crate) transport: Transport,
+    /// The BigQuery v2 gRPC services' channel (used with [`Transport::Grpc`]), connected on
+    /// first use.
+    pub(crate) v2: grpc::GrpcChannel,
     /// Whether large query results may be read through the Storage API (see the builder).
     pub(crate) storage_for_queries: bool,
     pub(crate) credentials: Credentials,
@@ -73,6 +97,16 @@ impl Client {
     pub fn storage_endpoint(&self) -> &str {
         self.inner.grpc.endpoint()
     }
+
+    /// The BigQuery v2 gRPC endpoint, used with [`Transport::Grpc`].
+    pub fn grpc_endpoint(&self) -> &str {
+        self.inner.v2.endpoint()
+    }
+
+    /// The transport of v2 calls (queries, jobs, datasets, tables).
+    pub fn transport(&self) -> Transport {
+        self.inner.transport
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -82,6 +116,7 @@ impl std::fmt::Debug for Client {
             .field("location", &self.inner.location)
             .field("rest_endpoint", &self.inner.rest_base)
             .field("storage_endpoint", &self.inner.grpc.endpoint())
+            .field("transport", &self.inner.transport)
             .field("credentials", &self.inner.credentials)
             .finish()
     }

@@ -13,6 +13,7 @@
 //! # Ok(()) }
 //! ```
 
+mod grpc;
 mod pages;
 mod params;
 mod response;
@@ -30,13 +31,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 pub use pages::BatchStream;
+pub(crate) use grpc::job_reference as grpc_job_reference;
 pub(crate) use pages::PageSource;
 pub use params::{Param, ParamType, ParamValue, ToParam};
 pub use response::{DmlStats, JobReference, QueryStats};
 pub use rows::RowStream;
 
 use crate::admin::TableId;
-use crate::client::Client;
+use crate::client::{Client, Transport};
 use crate::client::rest::{Idempotent, Request, transport_error};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -273,13 +275,18 @@ impl QueryBuilder {
         Ok(body)
     }
 
-    /// The fields `jobs.query` and a query job's configuration share.
-    fn query_fields(&self) -> Result<Value> {
+    fn check_params(&self) -> Result<()> {
         if !self.named.is_empty() && !self.positional.is_empty() {
             return Err(Error::config(
                 "a query cannot mix named (@p) and positional (?) parameters",
             ));
         }
+        Ok(())
+    }
+
+    /// The fields `jobs.query` and a query job's configuration share.
+    fn query_fields(&self) -> Result<Value> {
+        self.check_params()?;
         let mut body = json!({ "query": self.sql, "useLegacySql": false });
         if !self.named.is_empty() {
             body["parameterMode"] = "NAMED".into();
@@ -305,14 +312,18 @@ impl QueryBuilder {
     async fn insert_job(&self, request_id: &str, destination: &str) -> Result<Page> {
         let table = crate::admin::parse_table(&self.client.inner.project, destination)?;
         let job_id = format!("bigq_{}", request_id.replace('-', ""));
-        let body = self.job_body(&job_id, &table)?;
         let project = self.client.inner.project.clone();
-        let path = ["projects", project.as_str(), "jobs"];
-        let job = match self
-            .client
-            .call::<crate::admin::Job>(Request::post(&path, &body, Idempotent::Yes)?)
-            .await
-        {
+        let inserted = match self.client.inner.transport {
+            Transport::Rest => {
+                let body = self.job_body(&job_id, &table)?;
+                let path = ["projects", project.as_str(), "jobs"];
+                self.client
+                    .call::<crate::admin::Job>(Request::post(&path, &body, Idempotent::Yes)?)
+                    .await
+            }
+            Transport::Grpc => self.grpc_insert_job(&job_id, &table).await,
+        };
+        let job = match inserted {
             Ok(job) => job,
             // A retried insert that BigQuery already has: the job exists, poll it.
             Err(e) if e.is_already_exists() => {
@@ -389,6 +400,10 @@ impl QueryBuilder {
         let request_id = uuid::Uuid::new_v4().to_string();
         let mut page = match &self.destination {
             Some(dest) => self.insert_job(&request_id, dest).await?,
+            None if self.client.inner.transport == Transport::Grpc => {
+                self.grpc_first_page(&request_id, self.poll_timeout(started))
+                    .await?
+            }
             None => {
                 let body = self.request_body(&request_id)?;
                 let project = self.client.inner.project.clone();
@@ -417,24 +432,19 @@ impl QueryBuilder {
                 ));
             }
             let wait = self.poll_timeout(started);
-            let path = [
-                "projects",
-                job.project_id.as_str(),
-                "queries",
-                job.job_id.as_str(),
-            ];
-            let mut req = Request::get(&path)
-                .query("formatOptions.useInt64Timestamp", "true")
-                .query("timeoutMs", wait.as_millis());
-            if let Some(l) = job.location.as_ref().or(self.location.as_ref()) {
-                req = req.query("location", l);
-            }
-            if let Some(n) = self.page_size {
-                req = req.query("maxResults", n);
-            }
-            let resp = self.client.send(req).await?;
             let first = std::mem::take(&mut page.stats);
-            page = read_page(resp, None).await?;
+            page = match self.client.inner.transport {
+                Transport::Rest => self.rest_poll(&job, wait).await?,
+                Transport::Grpc => {
+                    let mut job = job;
+                    job.location = job.location.or(self.location.clone());
+                    let resp = self
+                        .client
+                        .grpc_query_results(&job, None, self.page_size, Some(wait))
+                        .await?;
+                    grpc::results_page(resp, 0)?
+                }
+            };
             // What only jobs.query says (creation reason, query id) is kept.
             page.stats.fill_from(first);
         }
@@ -455,6 +465,26 @@ impl QueryBuilder {
             arrow_schema,
             batches: page.batches,
         })
+    }
+
+    /// One `jobs.getQueryResults` poll of `job`, waiting up to `wait` on the server.
+    async fn rest_poll(&self, job: &JobReference, wait: Duration) -> Result<Page> {
+        let path = [
+            "projects",
+            job.project_id.as_str(),
+            "queries",
+            job.job_id.as_str(),
+        ];
+        let mut req = Request::get(&path)
+            .query("formatOptions.useInt64Timestamp", "true")
+            .query("timeoutMs", wait.as_millis());
+        if let Some(l) = job.location.as_ref().or(self.location.as_ref()) {
+            req = req.query("location", l);
+        }
+        if let Some(n) = self.page_size {
+            req = req.query("maxResults", n);
+        }
+        read_page(self.client.send(req).await?, None).await
     }
 
     /// Runs the query and returns its statistics, for statements that return no rows

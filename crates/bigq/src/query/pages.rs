@@ -15,7 +15,8 @@ use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::client::Client;
+use super::JobReference;
+use crate::client::{Client, Transport};
 use crate::client::rest::{Request, transport_error};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -215,7 +216,22 @@ impl BatchStream {
         Option<JoinHandle<()>>,
     ) {
         let (tx, rx) = mpsc::channel(4);
-        let task = tokio::spawn(pump(client, source, schema, token, rows_before, tx));
+        let task = match source {
+            PageSource::Query {
+                project,
+                job_id,
+                location,
+                page_size,
+            } if client.inner.transport == Transport::Grpc => {
+                let job = JobReference {
+                    project_id: project,
+                    job_id,
+                    location,
+                };
+                tokio::spawn(pump_grpc(client, job, page_size, token, rows_before, tx))
+            }
+            source => tokio::spawn(pump(client, source, schema, token, rows_before, tx)),
+        };
         (Some(rx), Some(task))
     }
 
@@ -317,6 +333,58 @@ async fn pump(
                 return;
             }
         }
+    }
+}
+
+/// `GetQueryResults` pages of `job` over gRPC, sending batches to `tx` until the last page
+/// or an error; the next page is requested as soon as a response names it, while this one
+/// is decoded. (Each call is retried by the client's policy; a response arrives whole.)
+async fn pump_grpc(
+    client: Client,
+    job: JobReference,
+    page_size: Option<u32>,
+    token: Option<String>,
+    mut rows_before: u64,
+    tx: mpsc::Sender<Result<RecordBatch>>,
+) {
+    let fetch = |token: Option<String>| {
+        let (client, job) = (client.clone(), job.clone());
+        tokio::spawn(async move {
+            client
+                .grpc_query_results(&job, token.as_deref(), page_size, None)
+                .await
+        })
+    };
+    let mut next = Some(fetch(token));
+    'pages: while let Some(handle) = next.take() {
+        let page = match handle.await {
+            Ok(Ok(resp)) => {
+                let token = (!resp.page_token.is_empty()).then(|| resp.page_token.clone());
+                next = token.map(|t| fetch(Some(t)));
+                super::grpc::results_page(resp, rows_before)
+            }
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(Error::new(
+                ErrorKind::Transport,
+                format!("page task failed: {e}"),
+            )),
+        };
+        let batches = match page {
+            Ok(page) => page.batches,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                break 'pages;
+            }
+        };
+        for b in batches {
+            rows_before += b.num_rows() as u64;
+            if tx.send(Ok(b)).await.is_err() {
+                break 'pages;
+            }
+        }
+    }
+    if let Some(n) = next {
+        n.abort();
     }
 }
 

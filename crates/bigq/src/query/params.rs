@@ -7,6 +7,7 @@ use bigq_codec::schema::FieldType;
 use bigq_codec::value::{
     BigNumeric, Date, DateTime, Geography, Interval, Json, Numeric, Range, Time, Timestamp,
 };
+use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use serde_json::{Value, json};
 
 /// The type of a query parameter.
@@ -34,6 +35,37 @@ impl ParamType {
             ParamType::Range(t) => {
                 json!({ "type": "RANGE", "rangeElementType": { "type": t.standard_sql_name() } })
             }
+        }
+    }
+}
+
+impl ParamType {
+    fn to_proto(&self) -> pb::QueryParameterType {
+        let of = |t: &str| pb::QueryParameterType {
+            r#type: t.to_string(),
+            ..Default::default()
+        };
+        match self {
+            ParamType::Scalar(t) => of(t.standard_sql_name()),
+            ParamType::Array(t) => pb::QueryParameterType {
+                array_type: Some(Box::new(t.to_proto())),
+                ..of("ARRAY")
+            },
+            ParamType::Struct(fields) => pb::QueryParameterType {
+                struct_types: fields
+                    .iter()
+                    .map(|(n, t)| pb::QueryParameterStructType {
+                        name: n.clone(),
+                        r#type: Some(t.to_proto()),
+                        description: String::new(),
+                    })
+                    .collect(),
+                ..of("STRUCT")
+            },
+            ParamType::Range(t) => pb::QueryParameterType {
+                range_element_type: Some(Box::new(of(t.standard_sql_name()))),
+                ..of("RANGE")
+            },
         }
     }
 }
@@ -71,6 +103,37 @@ impl ParamValue {
             ParamValue::Range(s, e) => {
                 json!({ "rangeValue": { "start": { "value": s }, "end": { "value": e } } })
             }
+        }
+    }
+}
+
+impl ParamValue {
+    fn to_proto(&self) -> pb::QueryParameterValue {
+        let scalar = |v: &Option<String>| pb::QueryParameterValue {
+            value: v.clone(),
+            ..Default::default()
+        };
+        match self {
+            ParamValue::Null => scalar(&None),
+            ParamValue::Scalar(s) => scalar(&Some(s.clone())),
+            ParamValue::Array(v) => pb::QueryParameterValue {
+                array_values: v.iter().map(ParamValue::to_proto).collect(),
+                ..Default::default()
+            },
+            ParamValue::Struct(fields) => pb::QueryParameterValue {
+                struct_values: fields
+                    .iter()
+                    .map(|(n, v)| (n.clone(), v.to_proto()))
+                    .collect(),
+                ..Default::default()
+            },
+            ParamValue::Range(s, e) => pb::QueryParameterValue {
+                range_value: Some(Box::new(pb::RangeValue {
+                    start: Some(Box::new(scalar(s))),
+                    end: Some(Box::new(scalar(e))),
+                })),
+                ..Default::default()
+            },
         }
     }
 }
@@ -127,6 +190,16 @@ impl Param {
         Param {
             ty: ParamType::Array(Box::new(element)),
             value: ParamValue::Array(values.into_iter().map(|p| p.value).collect()),
+        }
+    }
+
+    /// The v2 gRPC `QueryParameter`, with `name` for named parameters (empty for
+    /// positional ones); the same content as [`to_json`](Self::to_json).
+    pub(crate) fn to_proto(&self, name: Option<&str>) -> pb::QueryParameter {
+        pb::QueryParameter {
+            name: name.unwrap_or_default().to_string(),
+            parameter_type: Some(self.ty.to_proto()),
+            parameter_value: Some(self.value.to_proto()),
         }
     }
 

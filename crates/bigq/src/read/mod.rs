@@ -34,7 +34,7 @@
 //! ```
 
 mod filter;
-mod ipc;
+pub(crate) mod ipc;
 mod session;
 mod streams;
 mod task;

@@ -1,7 +1,6 @@
 //! CreateReadSession: the request bigq sends and the session it gets back.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_schema::SchemaRef;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
@@ -16,7 +15,7 @@ use super::task::Batches;
 use super::{Compression, ReadBatchStream, ReadOptions, spawn};
 use crate::admin::TableId;
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, status_error};
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, Rpc, status_error};
 use crate::error::{Error, ErrorKind, Result};
 
 /// A created read session: its streams and the Arrow schema they share.
@@ -96,35 +95,19 @@ impl Client {
             .as_ref()
             .map(|s| s.table.clone())
             .unwrap_or_default();
-        let policy = &self.inner.retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        let session = loop {
-            let channel = self.inner.grpc.channel().await?;
-            let grpc_req = self
-                .grpc_request(req.clone(), "read_session.table", &table)
-                .await?;
-            let mut rpc = BigQueryReadClient::new(channel)
-                .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
-            let err = match rpc.create_read_session(grpc_req).await {
-                Ok(resp) => break resp.into_inner(),
-                Err(status) => status_error(&status),
-            };
-            let backoff = policy.backoff(attempt);
-            if !err.is_retryable()
-                || attempt >= policy.max_attempts
-                || started.elapsed() + backoff > policy.total_timeout
-            {
-                return Err(if attempt > 1 {
-                    err.with_attempts(attempt, started.elapsed())
-                } else {
-                    err
-                });
-            }
-            tracing::debug!(attempt, error = %err, "retrying CreateReadSession");
-            tokio::time::sleep(backoff).await;
-            attempt += 1;
+        let rpc = Rpc {
+            name: "CreateReadSession",
+            routing_key: "read_session.table",
+            routing: &table,
         };
+        let session = self
+            .unary(&self.inner.grpc, rpc, req, |channel, req| async move {
+                BigQueryReadClient::new(channel)
+                    .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
+                    .create_read_session(req)
+                    .await
+            })
+            .await?;
         let schema_bytes = match session.schema {
             Some(read_session::Schema::ArrowSchema(s)) => s.serialized_schema,
             _ => {

@@ -1,0 +1,627 @@
+//! The query calls over the BigQuery v2 gRPC services (`JobService.Query`,
+//! `GetQueryResults`, `InsertJob`): the requests built from a [`QueryBuilder`], and the
+//! responses as the same [`Page`]s the REST side produces.
+//!
+//! The first response of `Query` carries its rows as Arrow (an IPC schema and one record
+//! batch, LZ4-compressed), decoded like Storage Read. `GetQueryResults` has no Arrow form:
+//! its rows are `google.protobuf.Struct`s in BigQuery's `{"f":[{"v":..}]}` shape (the REST
+//! body is their JSON mapping), decoded by the REST row decoder.
+
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use bigq_codec::json::ResponseDecoder;
+use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+use gcloud_sdk::google::cloud::bigquery::v2 as pb;
+use gcloud_sdk::prost_types::{self, value::Kind};
+use pb::job_service_client::JobServiceClient;
+use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions};
+
+use super::{JobReference, Page, QueryBuilder, QueryStats};
+use crate::admin::TableId;
+use crate::client::Client;
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, Rpc};
+use crate::client::rest::ErrorProto;
+use crate::error::{Error, ErrorKind, Result};
+use crate::read::ipc::IpcDecoder;
+
+/// A `JobService` stub on `channel` that accepts responses as large as Storage Read's.
+fn jobs(channel: tonic::transport::Channel) -> JobServiceClient<tonic::transport::Channel> {
+    JobServiceClient::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
+}
+
+fn project_rpc<'a>(name: &'static str, project: &'a str) -> Rpc<'a> {
+    Rpc {
+        name,
+        routing_key: "project_id",
+        routing: project,
+    }
+}
+
+impl QueryBuilder {
+    /// The `Query` request: the same content as the REST `jobs.query` body, with Arrow
+    /// results asked for.
+    fn grpc_request(&self, request_id: &str, wait: Duration) -> Result<pb::PostQueryRequest> {
+        let (parameter_mode, query_parameters) = self.proto_params()?;
+        let job_creation_mode = if self.job_creation_required {
+            JobCreationMode::JobCreationRequired
+        } else {
+            JobCreationMode::JobCreationOptional
+        };
+        Ok(pb::PostQueryRequest {
+            project_id: self.client.inner.project.clone(),
+            query_request: Some(pb::QueryRequest {
+                query: self.sql.clone(),
+                max_results: self.page_size,
+                default_dataset: self.proto_default_dataset(),
+                timeout_ms: Some(wait.as_millis() as u32),
+                dry_run: self.dry_run,
+                use_query_cache: self.use_query_cache,
+                use_legacy_sql: Some(false),
+                parameter_mode,
+                query_parameters,
+                location: self.location.clone().unwrap_or_default(),
+                format_options: Some(int64_timestamps()),
+                labels: self.labels.clone().into_iter().collect(),
+                maximum_bytes_billed: self.maximum_bytes_billed,
+                request_id: request_id.to_string(),
+                job_creation_mode: job_creation_mode.into(),
+                query_results_format: QueryResultsFormat::Arrow.into(),
+                results_format_serialization_options: Some(
+                    ResultsFormatSerializationOptions::ArrowSerializationOptions(
+                        pb::ArrowSerializationOptions {
+                            buffer_compression:
+                                pb::arrow_serialization_options::CompressionCodec::Lz4Frame
+                                    .into(),
+                            ..Default::default()
+                        },
+                    ),
+                ),
+                ..Default::default()
+            }),
+        })
+    }
+
+    fn proto_params(&self) -> Result<(String, Vec<pb::QueryParameter>)> {
+        self.check_params()?;
+        Ok(if !self.named.is_empty() {
+            let params = self.named.iter().map(|(n, p)| p.to_proto(Some(n)));
+            ("NAMED".into(), params.collect())
+        } else if !self.positional.is_empty() {
+            let params = self.positional.iter().map(|p| p.to_proto(None));
+            ("POSITIONAL".into(), params.collect())
+        } else {
+            (String::new(), Vec::new())
+        })
+    }
+
+    fn proto_default_dataset(&self) -> Option<pb::DatasetReference> {
+        self.default_dataset
+            .as_ref()
+            .map(|(p, d)| pb::DatasetReference {
+                project_id: p.clone(),
+                dataset_id: d.clone(),
+            })
+    }
+
+    /// Sends `Query` and decodes its answer. The request id makes a retried call safe:
+    /// BigQuery runs the query once.
+    pub(super) async fn grpc_first_page(&self, request_id: &str, wait: Duration) -> Result<Page> {
+        let request = self.grpc_request(request_id, wait)?;
+        let client = &self.client;
+        let project = client.inner.project.clone();
+        let resp = client
+            .unary(
+                &client.inner.v2,
+                project_rpc("Query", &project),
+                request,
+                |ch, req| async move { jobs(ch).query(req).await },
+            )
+            .await?;
+        query_response_page(resp)
+    }
+
+    /// Inserts the query as a job writing into `destination` (`InsertJob`); the same job
+    /// as the REST `jobs.insert` body describes.
+    pub(super) async fn grpc_insert_job(
+        &self,
+        job_id: &str,
+        destination: &TableId,
+    ) -> Result<crate::admin::Job> {
+        let (parameter_mode, query_parameters) = self.proto_params()?;
+        let project = self.client.inner.project.clone();
+        let job = pb::Job {
+            job_reference: Some(pb::JobReference {
+                project_id: project.clone(),
+                job_id: job_id.to_string(),
+                location: self.location.clone(),
+            }),
+            configuration: Some(pb::JobConfiguration {
+                query: Some(pb::JobConfigurationQuery {
+                    query: self.sql.clone(),
+                    destination_table: Some(pb::TableReference {
+                        project_id: destination.project.clone(),
+                        dataset_id: destination.dataset.clone(),
+                        table_id: destination.table.clone(),
+                    }),
+                    write_disposition: self
+                        .write_disposition
+                        .map(|w| w.as_str().to_string())
+                        .unwrap_or_default(),
+                    default_dataset: self.proto_default_dataset(),
+                    use_query_cache: self.use_query_cache,
+                    maximum_bytes_billed: self.maximum_bytes_billed,
+                    use_legacy_sql: Some(false),
+                    parameter_mode,
+                    query_parameters,
+                    ..Default::default()
+                }),
+                dry_run: self.dry_run.then_some(true),
+                labels: self.labels.clone().into_iter().collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let request = pb::InsertJobRequest {
+            project_id: project.clone(),
+            job: Some(job),
+        };
+        let client = &self.client;
+        let job = client
+            .unary(
+                &client.inner.v2,
+                project_rpc("InsertJob", &project),
+                request,
+                |ch, req| async move { jobs(ch).insert_job(req).await },
+            )
+            .await?;
+        Ok(crate::admin::Job::from_proto(job))
+    }
+}
+
+/// `DataFormatOptions` asking for TIMESTAMP cells as int64 microseconds.
+fn int64_timestamps() -> pb::DataFormatOptions {
+    pb::DataFormatOptions {
+        use_int64_timestamp: true,
+        ..Default::default()
+    }
+}
+
+impl Client {
+    /// One `GetQueryResults` call: polls for up to `wait` and returns the page after
+    /// `page_token` (the first when `None`).
+    pub(crate) async fn grpc_query_results(
+        &self,
+        job: &JobReference,
+        page_token: Option<&str>,
+        page_size: Option<u32>,
+        wait: Option<Duration>,
+    ) -> Result<pb::GetQueryResultsResponse> {
+        let request = pb::GetQueryResultsRequest {
+            project_id: job.project_id.clone(),
+            job_id: job.job_id.clone(),
+            page_token: page_token.unwrap_or_default().to_string(),
+            max_results: page_size,
+            timeout_ms: wait.map(|w| w.as_millis() as u32),
+            location: job.location.clone().unwrap_or_default(),
+            format_options: Some(int64_timestamps()),
+            ..Default::default()
+        };
+        self.unary(
+            &self.inner.v2,
+            project_rpc("GetQueryResults", &job.project_id),
+            request,
+            |ch, req| async move { jobs(ch).get_query_results(req).await },
+        )
+        .await
+    }
+
+    /// `GetJob`.
+    pub(crate) async fn grpc_get_job(&self, job: &JobReference) -> Result<pb::Job> {
+        let request = pb::GetJobRequest {
+            project_id: job.project_id.clone(),
+            job_id: job.job_id.clone(),
+            location: job.location.clone().unwrap_or_default(),
+        };
+        self.unary(
+            &self.inner.v2,
+            project_rpc("GetJob", &job.project_id),
+            request,
+            |ch, req| async move { jobs(ch).get_job(req).await },
+        )
+        .await
+    }
+
+    /// `CancelJob`.
+    pub(crate) async fn grpc_cancel_job(&self, job: &JobReference) -> Result<pb::Job> {
+        let request = pb::CancelJobRequest {
+            project_id: job.project_id.clone(),
+            job_id: job.job_id.clone(),
+            location: job.location.clone().unwrap_or_default(),
+        };
+        let resp = self
+            .unary(
+                &self.inner.v2,
+                project_rpc("CancelJob", &job.project_id),
+                request,
+                |ch, req| async move { jobs(ch).cancel_job(req).await },
+            )
+            .await?;
+        resp.job.ok_or_else(|| {
+            Error::new(
+                ErrorKind::Decode,
+                "BigQuery answered CancelJob without the job",
+            )
+        })
+    }
+}
+
+/// The page a `Query` response holds: Arrow when the server answered in Arrow, the struct
+/// encoding otherwise.
+pub(super) fn query_response_page(resp: pb::QueryResponse) -> Result<Page> {
+    use pb::query_response::{Results, ResultsSchema};
+    let schema = resp.schema.as_ref().map(schema_from_proto);
+    let stats = QueryStats {
+        job_reference: resp.job_reference.map(job_reference),
+        query_id: non_empty(resp.query_id),
+        job_creation_reason: resp.job_creation_reason.and_then(|r| {
+            pb::job_creation_reason::Code::try_from(r.code)
+                .ok()
+                .filter(|c| *c != pb::job_creation_reason::Code::Unspecified)
+                .map(|c| c.as_str_name().to_string())
+        }),
+        total_rows: resp.total_rows,
+        total_bytes_processed: resp.total_bytes_processed,
+        total_bytes_billed: resp.total_bytes_billed,
+        total_slot_ms: resp.total_slot_ms,
+        cache_hit: resp.cache_hit,
+        num_dml_affected_rows: resp.num_dml_affected_rows,
+        dml_stats: resp.dml_stats.map(|d| super::DmlStats {
+            inserted_row_count: d.inserted_row_count,
+            deleted_row_count: d.deleted_row_count,
+            updated_row_count: d.updated_row_count,
+        }),
+        statement_type: None,
+        location: non_empty(resp.location),
+        schema: schema.clone(),
+        job_complete: resp.job_complete,
+        page_token: non_empty(resp.page_token),
+        errors: resp.errors.into_iter().map(error_proto).collect(),
+    };
+    stats.check_errors()?;
+    let (batches, arrow_schema) = match (resp.results_schema, resp.results) {
+        (Some(ResultsSchema::ArrowSchema(s)), batch) => {
+            let mut decoder = IpcDecoder::new(&s.serialized_schema)?;
+            let batches = match batch {
+                Some(Results::ArrowRecordBatch(b)) if !b.serialized_record_batch.is_empty() => {
+                    vec![decoder.decode(b.serialized_record_batch)?]
+                }
+                _ => Vec::new(),
+            };
+            (batches, Some(decoder.schema()))
+        }
+        (None, _) => match &schema {
+            Some(s) if !resp.rows.is_empty() => (struct_rows(&resp.rows, s, 0)?, None),
+            _ => (Vec::new(), None),
+        },
+    };
+    Ok(Page {
+        stats,
+        batches,
+        arrow_schema,
+    })
+}
+
+/// The page a `GetQueryResults` response holds (struct-encoded rows), with rows numbered
+/// from `rows_before` in errors.
+pub(crate) fn results_page(resp: pb::GetQueryResultsResponse, rows_before: u64) -> Result<Page> {
+    let schema = resp.schema.as_ref().map(schema_from_proto);
+    let batches = match &schema {
+        Some(s) if !resp.rows.is_empty() => struct_rows(&resp.rows, s, rows_before)?,
+        _ => Vec::new(),
+    };
+    let stats = QueryStats {
+        job_reference: resp.job_reference.map(job_reference),
+        total_rows: resp.total_rows,
+        total_bytes_processed: resp.total_bytes_processed,
+        cache_hit: resp.cache_hit,
+        num_dml_affected_rows: resp.num_dml_affected_rows,
+        schema,
+        job_complete: resp.job_complete,
+        page_token: non_empty(resp.page_token),
+        errors: resp.errors.into_iter().map(error_proto).collect(),
+        ..Default::default()
+    };
+    if batches.is_empty() {
+        stats.check_errors()?;
+    }
+    Ok(Page {
+        stats,
+        batches,
+        arrow_schema: None,
+    })
+}
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+pub(crate) fn job_reference(j: pb::JobReference) -> JobReference {
+    JobReference {
+        project_id: j.project_id,
+        job_id: j.job_id,
+        location: j.location.filter(|l| !l.is_empty()),
+    }
+}
+
+fn error_proto(e: pb::ErrorProto) -> ErrorProto {
+    ErrorProto {
+        reason: non_empty(e.reason),
+        message: non_empty(e.message),
+        location: non_empty(e.location),
+    }
+}
+
+/// A v2 `TableSchema` as bigq's.
+pub(crate) fn schema_from_proto(s: &pb::TableSchema) -> TableSchema {
+    TableSchema {
+        fields: s.fields.iter().map(field_from_proto).collect(),
+    }
+}
+
+fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
+    let positive = |n: i64| (n > 0).then_some(n);
+    TableFieldSchema {
+        name: f.name.clone(),
+        field_type: FieldType::parse(&f.r#type),
+        mode: match f.mode.to_ascii_uppercase().as_str() {
+            "REQUIRED" => Some(FieldMode::Required),
+            "REPEATED" => Some(FieldMode::Repeated),
+            "NULLABLE" => Some(FieldMode::Nullable),
+            _ => None,
+        },
+        fields: f.fields.iter().map(field_from_proto).collect(),
+        range_element_type: f.range_element_type.as_ref().map(|r| RangeElementType {
+            element_type: FieldType::parse(&r.r#type),
+        }),
+        description: f.description.clone(),
+        max_length: positive(f.max_length),
+        precision: positive(f.precision),
+        scale: positive(f.scale),
+        default_value_expression: f.default_value_expression.clone(),
+    }
+}
+
+/// Decodes struct-encoded rows (`{"f":[{"v":..}]}` as `google.protobuf.Struct`s): their
+/// JSON mapping, the REST body's rows, goes through the REST row decoder.
+fn struct_rows(
+    rows: &[prost_types::Struct],
+    schema: &TableSchema,
+    rows_before: u64,
+) -> Result<Vec<RecordBatch>> {
+    let mut body = String::with_capacity(rows.len() * 64 + 16);
+    body.push_str("{\"rows\":[");
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        write_struct(&mut body, row);
+    }
+    body.push_str("]}");
+    let mut decoder = ResponseDecoder::new()
+        .with_schema(schema.clone())?
+        .with_row_offset(rows_before);
+    decoder.decode(body.as_bytes())?;
+    decoder.finish()?;
+    let mut batches = Vec::new();
+    while let Some(b) = decoder.next_batch() {
+        batches.push(b);
+    }
+    Ok(batches)
+}
+
+fn write_struct(out: &mut String, s: &prost_types::Struct) {
+    out.push('{');
+    // The row shape has one key per level ("f" or "v"); order does not matter to the decoder.
+    for (i, (k, v)) in s.fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, k);
+        out.push(':');
+        write_value(out, v);
+    }
+    out.push('}');
+}
+
+fn write_value(out: &mut String, v: &prost_types::Value) {
+    match &v.kind {
+        None | Some(Kind::NullValue(_)) => out.push_str("null"),
+        Some(Kind::BoolValue(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Some(Kind::NumberValue(n)) => match serde_json::Number::from_f64(*n) {
+            Some(n) => out.push_str(&n.to_string()),
+            // JSON has no NaN or infinity; BigQuery sends FLOAT64 cells as strings anyway.
+            None => write_string(out, &n.to_string()),
+        },
+        Some(Kind::StringValue(s)) => write_string(out, s),
+        Some(Kind::StructValue(s)) => write_struct(out, s),
+        Some(Kind::ListValue(l)) => {
+            out.push('[');
+            for (i, v) in l.values.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, v);
+            }
+            out.push(']');
+        }
+    }
+}
+
+fn write_string(out: &mut String, s: &str) {
+    // serde_json's escaping; writing into a String cannot fail.
+    out.push_str(&serde_json::Value::from(s).to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, Int64Array, ListArray, StringArray, StructArray};
+    use std::collections::BTreeMap;
+
+    fn v(kind: Kind) -> prost_types::Value {
+        prost_types::Value { kind: Some(kind) }
+    }
+    fn s(fields: Vec<(&str, prost_types::Value)>) -> prost_types::Struct {
+        prost_types::Struct {
+            fields: fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+    fn text(t: &str) -> prost_types::Value {
+        v(Kind::StringValue(t.into()))
+    }
+    fn cells(values: Vec<prost_types::Value>) -> prost_types::Value {
+        let cells = values.into_iter().map(|c| v(Kind::StructValue(s(vec![("v", c)]))));
+        v(Kind::ListValue(prost_types::ListValue {
+            values: cells.collect(),
+        }))
+    }
+    fn list(values: Vec<prost_types::Value>) -> prost_types::Value {
+        v(Kind::ListValue(prost_types::ListValue { values }))
+    }
+
+    fn schema() -> pb::TableSchema {
+        let field = |name: &str, ty: &str, mode: &str, fields| pb::TableFieldSchema {
+            name: name.into(),
+            r#type: ty.into(),
+            mode: mode.into(),
+            fields,
+            ..Default::default()
+        };
+        pb::TableSchema {
+            fields: vec![
+                field("n", "INTEGER", "NULLABLE", vec![]),
+                field("s", "STRING", "", vec![]),
+                field("tags", "STRING", "REPEATED", vec![]),
+                field(
+                    "rec",
+                    "RECORD",
+                    "NULLABLE",
+                    vec![field("x", "INT64", "REQUIRED", vec![])],
+                ),
+            ],
+            foreign_type_info: None,
+        }
+    }
+
+    #[test]
+    fn struct_encoded_rows_decode_like_rest_rows() {
+        let rows = vec![
+            s(vec![(
+                "f",
+                cells(vec![
+                    text("1"),
+                    text("a \"quoted\"\nline"),
+                    list(vec![
+                        v(Kind::StructValue(s(vec![("v", text("x"))]))),
+                        v(Kind::StructValue(s(vec![("v", text("y"))]))),
+                    ]),
+                    v(Kind::StructValue(s(vec![("f", cells(vec![text("7")]))]))),
+                ]),
+            )]),
+            s(vec![(
+                "f",
+                cells(vec![
+                    v(Kind::NullValue(0)),
+                    v(Kind::NullValue(0)),
+                    list(vec![]),
+                    v(Kind::NullValue(0)),
+                ]),
+            )]),
+        ];
+        let schema = schema_from_proto(&schema());
+        assert_eq!(schema.fields[1].mode, None);
+        let batches = struct_rows(&rows, &schema, 0).unwrap();
+        assert_eq!(batches.len(), 1);
+        let b = &batches[0];
+        assert_eq!(b.num_rows(), 2);
+        let n = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!((n.value(0), n.is_null(1)), (1, true));
+        let s = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(s.value(0), "a \"quoted\"\nline");
+        assert!(s.is_null(1));
+        let tags = b.column(2).as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(tags.value_length(0), 2);
+        assert_eq!(tags.value_length(1), 0);
+        let rec = b.column(3).as_any().downcast_ref::<StructArray>().unwrap();
+        let x = rec.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(x.value(0), 7);
+        assert!(rec.is_null(1));
+    }
+
+    #[test]
+    fn a_bad_cell_names_its_column_and_row() {
+        let rows = vec![s(vec![(
+            "f",
+            cells(vec![
+                text("nope"),
+                text("a"),
+                list(vec![]),
+                v(Kind::NullValue(0)),
+            ]),
+        )])];
+        let e = struct_rows(&rows, &schema_from_proto(&schema()), 41).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains('n') && text.contains("41"), "{text}");
+        assert!(e.codec_error().is_some(), "{e:?}");
+    }
+
+    #[test]
+    fn query_response_with_errors_fails_as_a_job_error() {
+        let resp = pb::QueryResponse {
+            job_complete: Some(true),
+            errors: vec![pb::ErrorProto {
+                reason: "invalidQuery".into(),
+                message: "Syntax error: Unexpected end of script".into(),
+                location: "query".into(),
+                debug_info: String::new(),
+            }],
+            ..Default::default()
+        };
+        let Err(e) = query_response_page(resp) else {
+            panic!("a response with errors and no schema decoded as a page")
+        };
+        assert!(e.is_invalid_query(), "{e:?}");
+        assert!(e.to_string().contains("Unexpected end"), "{e}");
+    }
+
+    #[test]
+    fn creation_reason_and_statistics_are_kept() {
+        let resp = pb::QueryResponse {
+            job_complete: Some(true),
+            job_reference: Some(pb::JobReference {
+                project_id: "p".into(),
+                job_id: "j".into(),
+                location: Some("EU".into()),
+            }),
+            job_creation_reason: Some(pb::JobCreationReason {
+                code: pb::job_creation_reason::Code::LargeResults.into(),
+            }),
+            total_rows: Some(3),
+            num_dml_affected_rows: Some(2),
+            page_token: "t".into(),
+            schema: Some(schema()),
+            ..Default::default()
+        };
+        let page = query_response_page(resp).unwrap();
+        let st = page.stats;
+        assert_eq!(st.job_creation_reason.as_deref(), Some("LARGE_RESULTS"));
+        assert_eq!(st.job_reference.unwrap().location.as_deref(), Some("EU"));
+        assert_eq!((st.total_rows, st.num_dml_affected_rows), (Some(3), Some(2)));
+        assert_eq!(st.page_token.as_deref(), Some("t"));
+        assert!(page.batches.is_empty());
+    }
+}
