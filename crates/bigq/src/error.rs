@@ -110,6 +110,12 @@ impl Error {
         self
     }
 
+    /// The same error with BigQuery's reason `reason`.
+    pub(crate) fn with_reason(mut self, reason: &str) -> Self {
+        self.0.reason = Some(reason.to_string());
+        self
+    }
+
     pub(crate) fn with_attempts(mut self, attempts: u32, elapsed: Duration) -> Self {
         self.0.attempts = attempts;
         self.0.elapsed = Some(elapsed);

@@ -117,7 +117,8 @@ impl QueryBuilder {
                 request,
                 |ch, req| async move { jobs(ch).query(req).await },
             )
-            .await?;
+            .await
+            .map_err(invalid_query)?;
         query_response_page(resp)
     }
 
@@ -176,6 +177,16 @@ impl QueryBuilder {
             )
             .await?;
         Ok(crate::admin::Job::from_proto(job))
+    }
+}
+
+/// INVALID_ARGUMENT from `Query`: the statement is invalid, as REST says with the reason
+/// `invalidQuery` (the gRPC status carries no reason).
+fn invalid_query(e: Error) -> Error {
+    if e.status() == Some(400) && e.reason() == Some("invalid") {
+        e.with_reason("invalidQuery")
+    } else {
+        e
     }
 }
 
