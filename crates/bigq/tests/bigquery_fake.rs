@@ -54,7 +54,10 @@ async fn client(fake: &BigQueryFake) -> Client {
 async fn a_query_with_parameters_returns_the_rules_rows() {
     let fake = BigQueryFake::start().await.unwrap();
     let sql = "SELECT id, customer, total, note FROM shop.orders WHERE customer = @customer AND id > @min";
-    let alice: Vec<Order> = orders(40).into_iter().filter(|o| o.customer == "Alice").collect();
+    let alice: Vec<Order> = orders(40)
+        .into_iter()
+        .filter(|o| o.customer == "Alice")
+        .collect();
     let rule = fake
         .when_query_match(sql)
         .param("customer", "Alice")
@@ -224,7 +227,7 @@ async fn an_invalid_query_fails_once_and_an_outage_is_retried() {
         .unwrap();
     let answer = fake
         .when_query_match(good)
-        .returns_rows(|columns| columns.from_type::<Order>(), &orders(1))
+        .returns_rows(|columns| columns.from_type::<Order>(), orders(1))
         .unwrap();
     let client = client(&fake).await;
 
@@ -236,4 +239,80 @@ async fn an_invalid_query_fails_once_and_an_outage_is_retried() {
     let rows: Vec<Order> = client.query(good).fetch_all().await.unwrap();
     assert_eq!(rows, orders(1));
     assert_eq!((lost.calls(), answer.calls()), (1, 1));
+}
+
+#[tokio::test]
+async fn datasets_and_tables_over_the_v2_services() {
+    use bigq::admin::{Dataset, Table};
+    let fake = BigQueryFake::start().await.unwrap();
+    let client = client(&fake).await;
+    let schema = TableSchema::new(vec![
+        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+        TableFieldSchema::new("customer", FieldType::String).with_mode(FieldMode::Required),
+        TableFieldSchema::new("total", FieldType::Float64).with_mode(FieldMode::Required),
+        TableFieldSchema::new("note", FieldType::String),
+        TableFieldSchema::new("tags", FieldType::String).with_mode(FieldMode::Repeated),
+    ]);
+
+    let ds = client
+        .create_dataset(Dataset::new("shop").with_description("orders"))
+        .await
+        .unwrap();
+    assert_eq!(ds.dataset_id(), "shop");
+    assert_eq!(
+        client
+            .get_dataset("shop")
+            .await
+            .unwrap()
+            .description
+            .as_deref(),
+        Some("orders")
+    );
+    let e = client
+        .create_dataset(Dataset::new("shop"))
+        .await
+        .unwrap_err();
+    assert!(e.is_already_exists(), "{e:?}");
+
+    let created = client
+        .create_table(Table::new("shop.orders", schema.clone()))
+        .await
+        .unwrap();
+    assert_eq!(created.table_id(), "orders");
+    let got = client.get_table("shop.orders").await.unwrap();
+    assert_eq!(got.schema.as_ref().map(|s| s.fields.len()), Some(5));
+    assert_eq!(
+        got.schema.unwrap().fields[4].mode,
+        Some(FieldMode::Repeated)
+    );
+    let listed = client.list_tables("shop").await.unwrap();
+    assert_eq!(
+        listed.iter().map(|t| t.table_id()).collect::<Vec<_>>(),
+        ["orders"]
+    );
+
+    // A writer without a schema fetches the table's over TableService.GetTable.
+    #[derive(Serialize)]
+    struct Tagged<'a> {
+        #[serde(flatten)]
+        order: &'a Order,
+        tags: Vec<&'a str>,
+    }
+    let all = orders(10);
+    let rows: Vec<Tagged> = all
+        .iter()
+        .map(|o| Tagged {
+            order: o,
+            tags: vec!["x"],
+        })
+        .collect();
+    let mut writer = client.write("shop.orders").open().await.unwrap();
+    writer.append(&rows).await.unwrap();
+    assert_eq!(writer.finish().await.unwrap().rows_written, 10);
+
+    client.delete_table("shop.orders").await.unwrap();
+    let e = client.get_table("shop.orders").await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    client.delete_dataset("shop", true).await.unwrap();
+    assert!(client.get_dataset("shop").await.unwrap_err().is_not_found());
 }

@@ -3,15 +3,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::parse_dataset;
-use crate::client::Client;
 use crate::client::rest::{Idempotent, Request};
+use crate::client::{Client, Transport};
 use crate::error::Result;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct DatasetReference {
-    project_id: String,
-    dataset_id: String,
+pub(super) struct DatasetReference {
+    pub(super) project_id: String,
+    pub(super) dataset_id: String,
 }
 
 /// A dataset (the REST `Dataset` resource, the fields bigq knows).
@@ -19,7 +19,7 @@ struct DatasetReference {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Dataset {
-    dataset_reference: DatasetReference,
+    pub(super) dataset_reference: DatasetReference,
     /// The location (`US`, `EU`, a region).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
@@ -111,6 +111,9 @@ impl Client {
         if dataset.location.is_none() {
             dataset.location = self.inner.location.clone();
         }
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_create_dataset(dataset).await;
+        }
         let project = dataset.dataset_reference.project_id.clone();
         let path = ["projects", project.as_str(), "datasets"];
         // Creating the same dataset twice fails with `duplicate`, so a retry is harmless.
@@ -121,6 +124,9 @@ impl Client {
     /// Gets a dataset by `dataset` or `project.dataset`.
     pub async fn get_dataset(&self, id: &str) -> Result<Dataset> {
         let id = parse_dataset(&self.inner.project, id)?;
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_get_dataset(&id).await;
+        }
         self.call(Request::get(&[
             "projects",
             &id.project,
@@ -134,6 +140,9 @@ impl Client {
     /// dataset is an error).
     pub async fn delete_dataset(&self, id: &str, delete_contents: bool) -> Result<()> {
         let id = parse_dataset(&self.inner.project, id)?;
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_delete_dataset(&id, delete_contents).await;
+        }
         let path = [
             "projects",
             id.project.as_str(),

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use super::TableId;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 
-use crate::client::{Client, Transport};
 use crate::client::rest::{Idempotent, Request};
+use crate::client::{Client, Transport};
 use crate::error::Result;
 use crate::query::JobReference;
 

@@ -1,6 +1,7 @@
 //! Datasets, tables, jobs, `tabledata.list` and `tabledata.insertAll`.
 
 mod datasets;
+mod grpc;
 mod jobs;
 mod tabledata;
 mod tables;

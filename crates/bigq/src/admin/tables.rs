@@ -4,16 +4,16 @@ use bigq_codec::schema::TableSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{parse_dataset, parse_table};
-use crate::client::Client;
 use crate::client::rest::{Idempotent, Request};
+use crate::client::{Client, Transport};
 use crate::error::Result;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct TableReference {
-    project_id: String,
-    dataset_id: String,
-    table_id: String,
+pub(super) struct TableReference {
+    pub(super) project_id: String,
+    pub(super) dataset_id: String,
+    pub(super) table_id: String,
 }
 
 /// A table (the REST `Table` resource, the fields bigq knows).
@@ -21,7 +21,7 @@ struct TableReference {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Table {
-    table_reference: TableReference,
+    pub(super) table_reference: TableReference,
     /// The schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<TableSchema>,
@@ -114,7 +114,7 @@ impl Table {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TableListItem {
-    table_reference: TableReference,
+    pub(super) table_reference: TableReference,
     /// `TABLE`, `VIEW`, ...
     #[serde(default, rename = "type")]
     pub table_type: Option<String>,
@@ -147,6 +147,9 @@ impl Client {
                 "a table to create needs a dataset: use dataset.table",
             ));
         }
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_create_table(table).await;
+        }
         let r = table.table_reference.clone();
         let path = [
             "projects",
@@ -162,6 +165,9 @@ impl Client {
     /// Gets a table (its schema, row count, ...).
     pub async fn get_table(&self, id: &str) -> Result<Table> {
         let id = parse_table(&self.inner.project, id)?;
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_get_table(&id).await;
+        }
         self.call(Request::get(&[
             "projects",
             &id.project,
@@ -176,6 +182,9 @@ impl Client {
     /// Deletes a table.
     pub async fn delete_table(&self, id: &str) -> Result<()> {
         let id = parse_table(&self.inner.project, id)?;
+        if self.inner.transport == Transport::Grpc {
+            return self.grpc_delete_table(&id).await;
+        }
         self.call_empty(Request::delete(&[
             "projects",
             &id.project,
@@ -193,6 +202,15 @@ impl Client {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
+            if self.inner.transport == Transport::Grpc {
+                let (tables, next) = self.grpc_list_tables(&id, token.as_deref()).await?;
+                out.extend(tables);
+                match next {
+                    Some(t) => token = Some(t),
+                    None => return Ok(out),
+                }
+                continue;
+            }
             let path = [
                 "projects",
                 id.project.as_str(),

@@ -206,7 +206,11 @@ impl ClientBuilder {
         // A REST emulator alone must not send reads to Google.
         let storage_for_queries = self.storage_endpoint.is_some() || root == DEFAULT_ENDPOINT;
         let grpc_for_queries = self.grpc_endpoint.is_some() || root == DEFAULT_ENDPOINT;
-        let storage_endpoint = grpc_url("storage endpoint", self.storage_endpoint, DEFAULT_STORAGE_ENDPOINT)?;
+        let storage_endpoint = grpc_url(
+            "storage endpoint",
+            self.storage_endpoint,
+            DEFAULT_STORAGE_ENDPOINT,
+        )?;
         let grpc_endpoint = grpc_url("gRPC endpoint", self.grpc_endpoint, DEFAULT_GRPC_ENDPOINT)?;
         let connect_timeout = self.connect_timeout.unwrap_or(Duration::from_secs(10));
         let credentials = match self.credentials {

@@ -71,8 +71,7 @@ impl QueryBuilder {
                     ResultsFormatSerializationOptions::ArrowSerializationOptions(
                         pb::ArrowSerializationOptions {
                             buffer_compression:
-                                pb::arrow_serialization_options::CompressionCodec::Lz4Frame
-                                    .into(),
+                                pb::arrow_serialization_options::CompressionCodec::Lz4Frame.into(),
                             ..Default::default()
                         },
                     ),
@@ -495,7 +494,9 @@ mod tests {
         v(Kind::StringValue(t.into()))
     }
     fn cells(values: Vec<prost_types::Value>) -> prost_types::Value {
-        let cells = values.into_iter().map(|c| v(Kind::StructValue(s(vec![("v", c)]))));
+        let cells = values
+            .into_iter()
+            .map(|c| v(Kind::StructValue(s(vec![("v", c)]))));
         v(Kind::ListValue(prost_types::ListValue {
             values: cells.collect(),
         }))
@@ -631,7 +632,10 @@ mod tests {
         let st = page.stats;
         assert_eq!(st.job_creation_reason.as_deref(), Some("LARGE_RESULTS"));
         assert_eq!(st.job_reference.unwrap().location.as_deref(), Some("EU"));
-        assert_eq!((st.total_rows, st.num_dml_affected_rows), (Some(3), Some(2)));
+        assert_eq!(
+            (st.total_rows, st.num_dml_affected_rows),
+            (Some(3), Some(2))
+        );
         assert_eq!(st.page_token.as_deref(), Some("t"));
         assert!(page.batches.is_empty());
     }

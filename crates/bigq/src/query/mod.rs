@@ -30,16 +30,16 @@ use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+pub(crate) use grpc::{job_reference as grpc_job_reference, schema_from_proto as grpc_schema};
 pub use pages::BatchStream;
-pub(crate) use grpc::job_reference as grpc_job_reference;
 pub(crate) use pages::PageSource;
 pub use params::{Param, ParamType, ParamValue, ToParam};
 pub use response::{DmlStats, JobReference, QueryStats};
 pub use rows::RowStream;
 
 use crate::admin::TableId;
-use crate::client::{Client, Transport};
 use crate::client::rest::{Idempotent, Request, transport_error};
+use crate::client::{Client, Transport};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The longest a single `jobs.query` / `jobs.getQueryResults` call waits on the server.

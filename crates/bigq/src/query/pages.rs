@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::JobReference;
-use crate::client::{Client, Transport};
 use crate::client::rest::{Request, transport_error};
+use crate::client::{Client, Transport};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Where the pages come from.
