@@ -47,6 +47,26 @@
 //! `.job_creation_required()` always creates one. Results larger than one response are
 //! paged, the next page fetched while the current one is decoded.
 //!
+//! **Transports.** Queries, jobs, datasets and tables go over REST v2 by default; with
+//! [`ClientBuilder::with_transport`]`(`[`Transport::Grpc`]`)` they go over the v2 gRPC
+//! services instead, with the same API. Over gRPC a query's first page arrives as Arrow
+//! (LZ4-compressed) and is decoded like a Storage Read; the pages after it are read through
+//! Storage Read, or decoded from `GetQueryResults`' struct-encoded rows when
+//! `.use_storage_read(false)`. `tabledata.list` and `tabledata.insertAll` have no gRPC form
+//! and stay on REST.
+//!
+//! ```no_run
+//! # async fn run() -> bigq::Result<()> {
+//! use bigq::{Client, Transport};
+//! let client = Client::builder()
+//!     .with_project("my-project")
+//!     .with_transport(Transport::Grpc)
+//!     .build()
+//!     .await?;
+//! let n: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+//! # Ok(()) }
+//! ```
+//!
 //! **Typed rows.** Any `T: serde::Deserialize`: structs by column name, tuples by position,
 //! `Option` for NULL, `Vec` for REPEATED, nested structs for RECORD, and the exact types in
 //! [`value`] (`Numeric`, `BigNumeric`, `Date`, `Time`, `DateTime`, `Timestamp`, `Interval`,

@@ -19,7 +19,7 @@
 //!
 //! A failure that may pass (UNAVAILABLE, ABORTED, INTERNAL, a broken connection,
 //! RESOURCE_EXHAUSTED with a retry delay, and OUT_OF_RANGE on streams with offsets) closes the
-//! connection, waits as the client's [`RetryPolicy`](crate::RetryPolicy) says, and sends every
+//! connection, waits as the client's [`RetryPolicy`] says, and sends every
 //! unconfirmed request again, in order, on a new connection. INVALID_ARGUMENT and rows
 //! BigQuery refuses are not retried: the error lists them with
 //! [`Error::row_errors`](crate::Error::row_errors).
