@@ -316,3 +316,48 @@ async fn datasets_and_tables_over_the_v2_services() {
     client.delete_dataset("shop", true).await.unwrap();
     assert!(client.get_dataset("shop").await.unwrap_err().is_not_found());
 }
+
+#[tokio::test]
+async fn an_arrow_batch_bigq_writes_is_the_rows_the_fake_holds() {
+    use bigq::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
+    use std::sync::Arc;
+    let fake = BigQueryFake::start().await.unwrap();
+    fake.table(SHOP.table(ORDERS), |columns| columns.from_type::<Order>())
+        .create()
+        .unwrap();
+    let client = client(&fake).await;
+    let all = orders(1_000);
+    let batch = bigq::arrow::RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from_iter_values(all.iter().map(|o| o.id))) as ArrayRef,
+        ),
+        (
+            "customer",
+            Arc::new(StringArray::from_iter_values(
+                all.iter().map(|o| &o.customer),
+            )),
+        ),
+        (
+            "total",
+            Arc::new(Float64Array::from_iter_values(all.iter().map(|o| o.total))),
+        ),
+        (
+            "note",
+            Arc::new(StringArray::from_iter(
+                all.iter().map(|o| o.note.as_deref()),
+            )),
+        ),
+    ])
+    .unwrap();
+    let mut writer = client
+        .write("shop.orders")
+        .committed()
+        .open()
+        .await
+        .unwrap();
+    writer.append_batch(&batch).await.unwrap();
+    assert_eq!(writer.finish().await.unwrap().rows_written, 1_000);
+    let written: Vec<Order> = fake.rows(SHOP.table(ORDERS)).unwrap();
+    assert_eq!(written, all);
+}

@@ -171,3 +171,80 @@ async fn default_stream_lands_every_row() {
     assert_eq!(checksum(&client, "ds.dflt").await.0, ROWS);
     emu.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrow_batches_land_exactly_once_across_a_cut_connection() {
+    let (emu, client) = start().await;
+    for t in ["ds.src", "ds.arrow"] {
+        client.create_table(Table::new(t, schema())).await.unwrap();
+    }
+    write_all(&client, "ds.src", "committed").await;
+    // The rows as Arrow in BigQuery's own shape (NUMERIC as Decimal128(38, 9), DATE as
+    // Date32, TIMESTAMP in microseconds UTC, RECORD as Struct, REPEATED as List), read back
+    // through Storage Read, then written again as `arrow_rows`.
+    let batches: Vec<_> = client
+        .read("ds.src")
+        .batches()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let fired = emu.faults().append_rows_cut();
+    emu.faults().cut_next_append_rows(2);
+    let mut writer = client
+        .write("ds.arrow")
+        .committed()
+        .max_request_bytes(256 * 1024)
+        .open()
+        .await
+        .unwrap();
+    for b in &batches {
+        writer.append_batch(b).await.unwrap();
+    }
+    let summary = writer.finish().await.unwrap();
+    assert_eq!(
+        emu.faults().append_rows_cut(),
+        fired + 1,
+        "the cut never fired"
+    );
+    assert!(summary.retries >= 1, "{summary:?}");
+    assert!(
+        summary.requests > batches.len() as u64,
+        "large batches are split: {summary:?}"
+    );
+    assert_eq!(summary.rows_written, ROWS as u64, "{summary:?}");
+    assert_eq!(checksum(&client, "ds.arrow").await, expected());
+
+    // A column the table does not have is refused before anything is sent.
+    let extra = bigq::arrow::RecordBatch::try_new(
+        std::sync::Arc::new(bigq::arrow::schema::Schema::new(
+            batches[0]
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    if i == 1 {
+                        f.as_ref().clone().with_name("nickname")
+                    } else {
+                        f.as_ref().clone()
+                    }
+                })
+                .collect::<Vec<_>>(),
+        )),
+        batches[0].columns().to_vec(),
+    )
+    .unwrap();
+    let mut writer = client
+        .write("ds.arrow")
+        .default_stream()
+        .open()
+        .await
+        .unwrap();
+    let e = writer.append_batch(&extra).await.unwrap_err();
+    assert!(e.to_string().contains("\"nickname\""), "{e}");
+    assert_eq!(writer.finish().await.unwrap().requests, 0);
+    assert_eq!(checksum(&client, "ds.arrow").await, expected());
+    emu.shutdown().await;
+}

@@ -708,3 +708,128 @@ async fn bad_options_are_config_errors() {
         assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
     }
 }
+
+#[tokio::test]
+async fn a_schema_change_on_a_connection_sends_the_new_writer_schema() {
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    let fake = Fake::default();
+    let mut w = open(&fake, client().await.write("d.t")).await;
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(vec![10, 11, 12])) as arrow_array::ArrayRef,
+        ),
+        ("name", Arc::new(StringArray::from(vec!["a", "b", "c"]))),
+    ])
+    .unwrap();
+    w.append(&rows(0..2)).await.unwrap();
+    w.append_batch(&batch).await.unwrap();
+    w.append_batch(&batch).await.unwrap();
+    w.append(&rows(2..4)).await.unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.rows_written, 2 + 3 + 3 + 2);
+    let st = fake.state.lock().unwrap();
+    assert_eq!(st.connections, 1);
+    // (format, carries a writer schema) of each request, in order.
+    let shapes: Vec<(&str, bool)> = st
+        .requests
+        .iter()
+        .map(|r| match &r.rows {
+            Some(append_rows_request::Rows::ProtoRows(p)) => ("proto", p.writer_schema.is_some()),
+            Some(append_rows_request::Rows::ArrowRows(a)) => {
+                let rows = a.rows.as_ref().unwrap();
+                assert!(!rows.serialized_record_batch.is_empty());
+                ("arrow", a.writer_schema.is_some())
+            }
+            None => ("none", false),
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            ("proto", true),
+            ("arrow", true),
+            ("arrow", false),
+            ("proto", true)
+        ]
+    );
+    // The Arrow schema sent is the batch's, readable by an IPC reader.
+    let Some(append_rows_request::Rows::ArrowRows(a)) = &st.requests[1].rows else {
+        unreachable!()
+    };
+    let bytes = &a.writer_schema.as_ref().unwrap().serialized_schema;
+    let schema = arrow_ipc::convert::try_schema_from_ipc_buffer(bytes).unwrap();
+    assert_eq!(&schema, batch.schema().as_ref());
+}
+
+#[tokio::test]
+async fn a_batch_larger_than_a_request_is_split_in_order() {
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    let fake = Fake::default();
+    let mut w = open(&fake, client().await.write("d.t")).await;
+    let ids: Vec<i64> = (0..300).collect();
+    let names: Vec<String> = ids.iter().map(|id| format!("{id:0>1000}")).collect();
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(ids)) as arrow_array::ArrayRef,
+        ),
+        ("name", Arc::new(StringArray::from(names))),
+    ])
+    .unwrap();
+    w.append_batch(&batch).await.unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.rows_written, 300);
+    let st = fake.state.lock().unwrap();
+    assert!(st.requests.len() >= 5, "{} requests", st.requests.len());
+    let mut next = 0i64;
+    for r in &st.requests {
+        assert!(r.encoded_len() <= 64 * 1024, "{}", r.encoded_len());
+        let Some(append_rows_request::Rows::ArrowRows(a)) = &r.rows else {
+            panic!("not Arrow")
+        };
+        let schema = Arc::new(batch.schema().as_ref().clone());
+        let mut decoder = arrow_ipc::reader::StreamDecoder::new();
+        let mut stream = Vec::new();
+        arrow_ipc::writer::StreamWriter::try_new(&mut stream, &schema)
+            .unwrap()
+            .finish()
+            .unwrap();
+        // The schema message (without the end marker), then the request's batch.
+        stream.truncate(stream.len() - 8);
+        stream.extend_from_slice(&a.rows.as_ref().unwrap().serialized_record_batch);
+        let mut buf = arrow_buffer::Buffer::from(stream);
+        let mut got = None;
+        while !buf.is_empty() {
+            if let Some(b) = decoder.decode(&mut buf).unwrap() {
+                got = Some(b);
+            }
+        }
+        let got = got.expect("a batch");
+        let first = got
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .value(0);
+        assert_eq!(first, next, "slices in order");
+        next += got.num_rows() as i64;
+    }
+    assert_eq!(next, 300);
+}
+
+#[tokio::test]
+async fn a_batch_column_the_table_lacks_is_refused() {
+    use arrow_array::{Int64Array, RecordBatch};
+    let fake = Fake::default();
+    let mut w = open(&fake, client().await.write("d.t")).await;
+    let batch = RecordBatch::try_from_iter([(
+        "nope",
+        Arc::new(Int64Array::from(vec![1])) as arrow_array::ArrayRef,
+    )])
+    .unwrap();
+    let e = w.append_batch(&batch).await.unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Encode);
+    assert!(e.to_string().contains("\"nope\""), "{e}");
+    assert_eq!(w.finish().await.unwrap().requests, 0);
+}
