@@ -22,6 +22,7 @@
 //! HTTP surface and the row encoder; `grpc/` serves the Storage API (Read and Write) on its own port.
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod catalog;
 pub mod error;
 pub mod grpc;
