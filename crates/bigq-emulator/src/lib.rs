@@ -19,9 +19,11 @@
 //!
 //! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory);
 //! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `rest/` is the
-//! HTTP surface and the row encoder; `grpc/` serves the Storage API (Read and Write) on its own port.
+//! HTTP surface and the row encoder; `api/` the operations both wires share; `grpc/` serves
+//! the Storage API (Read and Write) and the v2 Job, Dataset and Table services on its own port.
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod catalog;
 pub mod error;
 pub mod grpc;
@@ -120,6 +122,7 @@ impl EmulatorBuilder {
                 state.clone(),
                 faults.clone(),
             )),
+            state.clone(),
         );
         let app = rest::router(state);
         let (tx, rx) = watch::channel(false);

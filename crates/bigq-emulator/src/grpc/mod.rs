@@ -1,5 +1,6 @@
 //! The BigQuery Storage API over gRPC: `google.cloud.bigquery.storage.v1.BigQueryRead` and
-//! `BigQueryWrite`.
+//! `BigQueryWrite`; and on the same port the v2 API's `JobService`, `DatasetService` and
+//! `TableService` (`v2/`).
 //!
 //! The protobuf messages are the ones `gcloud-sdk` generates for clients; this module
 //! serves them with tonic's server half (`tonic::server::Grpc` and the prost codec) behind
@@ -9,6 +10,7 @@ pub mod arrow;
 pub mod faults;
 pub mod proto_rows;
 pub mod read;
+pub mod v2;
 pub mod write;
 
 use std::convert::Infallible;
@@ -36,6 +38,7 @@ pub use self::faults::Faults;
 use self::read::ReadService;
 use self::write::WriteService;
 use crate::error::BqError;
+use crate::rest::AppState;
 
 /// The largest request message accepted (BigQuery takes AppendRows requests up to 10 MB).
 const MAX_REQUEST_BYTES: usize = 20 << 20;
@@ -67,12 +70,13 @@ const WRITE: &str = "/google.cloud.bigquery.storage.v1.BigQueryWrite/";
 pub struct Router {
     read: Arc<ReadService>,
     write: Arc<WriteService>,
+    app: Arc<AppState>,
 }
 
 impl Router {
-    /// A router over the Storage Read and Write services.
-    pub fn new(read: Arc<ReadService>, write: Arc<WriteService>) -> Router {
-        Router { read, write }
+    /// A router over the Storage Read and Write services and the v2 services on `app`.
+    pub fn new(read: Arc<ReadService>, write: Arc<WriteService>, app: Arc<AppState>) -> Router {
+        Router { read, write, app }
     }
 }
 
@@ -113,6 +117,9 @@ impl tower::Service<http::Request<Body>> for Router {
         let read = self.read.clone();
         let write = self.write.clone();
         let path = req.uri().path().to_string();
+        if let Some(method) = path.strip_prefix(v2::PREFIX) {
+            return v2::call(self.app.clone(), method, req).unwrap_or_else(|| unimplemented(&path));
+        }
         if let Some(method) = path.strip_prefix(WRITE) {
             return match method {
                 "CreateWriteStream" => unary_write!(

@@ -1,4 +1,4 @@
-//! datasets.insert / get / list / delete / patch.
+//! datasets.insert / get / list / delete / patch, as JSON over [`crate::api::datasets`].
 
 use std::sync::Arc;
 
@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{AppState, QueryParams, etag, flag, ok, parse_body};
+use crate::api::PageRequest;
+use crate::api::datasets::{self as core, DatasetFields};
 use crate::catalog::Dataset;
-use crate::error::BqError;
 
 fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     let mut v = json!({
@@ -42,24 +43,21 @@ fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     v
 }
 
-fn apply(ds: &mut Dataset, body: &Value) {
-    if let Some(d) = body.get("description") {
-        ds.description = d.as_str().map(str::to_string);
-    }
-    if let Some(d) = body.get("friendlyName") {
-        ds.friendly_name = d.as_str().map(str::to_string);
-    }
-    if let Some(l) = body.get("labels").and_then(Value::as_object) {
-        for (k, v) in l {
-            match v.as_str() {
-                Some(v) => {
-                    ds.labels.insert(k.clone(), v.to_string());
-                }
-                None => {
-                    ds.labels.remove(k);
-                }
-            }
-        }
+/// The dataset fields a JSON body sets.
+fn fields(body: &Value) -> DatasetFields {
+    let text = |k: &str| body.get(k).map(|d| d.as_str().map(str::to_string));
+    DatasetFields {
+        description: text("description"),
+        friendly_name: text("friendlyName"),
+        labels: body
+            .get("labels")
+            .and_then(Value::as_object)
+            .map(|l| {
+                l.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string)))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -72,33 +70,21 @@ pub async fn insert(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let Some(id) = body
+    let id = body
         .pointer("/datasetReference/datasetId")
         .and_then(Value::as_str)
-    else {
-        return BqError::invalid("Required parameter is missing: datasetReference.datasetId")
-            .into_response();
-    };
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return BqError::invalid(format!(
-            "Invalid dataset ID \"{id}\". Dataset IDs must be alphanumeric (plus underscores) and must be at most 1024 characters long."
-        ))
-        .into_response();
-    }
+        .unwrap_or("");
     let project = body
         .pointer("/datasetReference/projectId")
         .and_then(Value::as_str)
         .unwrap_or(&project)
         .to_string();
-    let mut ds = Dataset::new(
-        body.get("location")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    );
-    apply(&mut ds, &body);
-    let v = resource(&s, &project, id, &ds);
-    match s.catalog.write().create_dataset(&project, id, ds) {
-        Ok(()) => ok(&v),
+    let location = body
+        .get("location")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    match core::insert(&s, &project, id, location, &fields(&body)) {
+        Ok(ds) => ok(&resource(&s, &project, id, &ds)),
         Err(e) => e.into_response(),
     }
 }
@@ -107,13 +93,13 @@ pub async fn get(
     State(s): State<Arc<AppState>>,
     Path((project, id)): Path<(String, String)>,
 ) -> Response {
-    let r = s.catalog.read();
-    match r.dataset(&project, &id) {
-        Ok(ds) => ok(&resource(&s, &project, &id, ds)),
-        Err(_) => BqError::not_found(format!("Not found: Dataset {project}:{id}")).into_response(),
+    match core::get(&s, &project, &id) {
+        Ok(ds) => ok(&resource(&s, &project, &id, &ds)),
+        Err(e) => e.into_response(),
     }
 }
 
+/// `datasets.patch`; `datasets.update` (PUT) is served the same way, as it always was.
 pub async fn patch(
     State(s): State<Arc<AppState>>,
     Path((project, id)): Path<(String, String)>,
@@ -123,14 +109,9 @@ pub async fn patch(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let mut w = s.catalog.write();
-    match w.dataset_mut(&project, &id) {
-        Ok(ds) => {
-            apply(ds, &body);
-            ds.last_modified_time = crate::catalog::now_millis();
-            ok(&resource(&s, &project, &id, ds))
-        }
-        Err(_) => BqError::not_found(format!("Not found: Dataset {project}:{id}")).into_response(),
+    match core::patch(&s, &project, &id, &fields(&body), false) {
+        Ok(ds) => ok(&resource(&s, &project, &id, &ds)),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -139,15 +120,8 @@ pub async fn delete(
     Path((project, id)): Path<(String, String)>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let r = s
-        .catalog
-        .write()
-        .delete_dataset(&project, &id, flag(&q, "deleteContents"));
-    match r {
+    match core::delete(&s, &project, &id, flag(&q, "deleteContents")) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) if e.reason == "notFound" => {
-            BqError::not_found(format!("Not found: Dataset {project}:{id}")).into_response()
-        }
         Err(e) => e.into_response(),
     }
 }
@@ -157,17 +131,16 @@ pub async fn list(
     Path(project): Path<String>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let r = s.catalog.read();
-    let max = super::int_param(&q, "maxResults")
-        .ok()
-        .flatten()
-        .unwrap_or(u64::MAX) as usize;
-    let start: usize = q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0);
-    let all: Vec<_> = r.datasets(&project).collect();
-    let page: Vec<Value> = all
+    let page = PageRequest {
+        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
+        max: super::int_param(&q, "maxResults")
+            .ok()
+            .flatten()
+            .map(|m| m as usize),
+    };
+    let (items, next, total) = core::list(&s, &project, page);
+    let page: Vec<Value> = items
         .iter()
-        .skip(start)
-        .take(max)
         .map(|(id, ds)| {
             json!({
                 "kind": "bigquery#dataset",
@@ -178,9 +151,9 @@ pub async fn list(
             })
         })
         .collect();
-    let mut v = json!({"kind": "bigquery#datasetList", "etag": etag(all.len() as i64)});
-    if start + page.len() < all.len() {
-        v["nextPageToken"] = (start + page.len()).to_string().into();
+    let mut v = json!({"kind": "bigquery#datasetList", "etag": etag(total as i64)});
+    if let Some(n) = next {
+        v["nextPageToken"] = n.into();
     }
     if !page.is_empty() {
         v["datasets"] = Value::Array(page);

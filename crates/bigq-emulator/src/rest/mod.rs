@@ -134,7 +134,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route(
             &format!("{p}/datasets/{{dataset}}/tables/{{table}}"),
-            get(tables::get).delete(tables::delete),
+            get(tables::get)
+                .delete(tables::delete)
+                .patch(tables::patch)
+                .put(tables::patch),
         )
         .route(
             &format!("{p}/datasets/{{dataset}}/tables/{{table}}/data"),

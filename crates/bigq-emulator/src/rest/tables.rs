@@ -1,4 +1,5 @@
-//! tables.insert / get / delete / list, tabledata.list and tabledata.insertAll.
+//! tables.insert / get / patch / delete / list (as JSON over [`crate::api::tables`]),
+//! tabledata.list and tabledata.insertAll.
 
 use std::sync::Arc;
 
@@ -13,12 +14,13 @@ use serde_json::{Value, json};
 
 use super::encode::{self, EncodeOptions};
 use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_body, raw_json};
+use crate::api::PageRequest;
+use crate::api::tables::{self as core, TablePatch, TableSpec};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
 
-/// The most bytes of rows one page carries, as BigQuery's 10 MB cap.
-pub const PAGE_BYTES: usize = 10 * 1024 * 1024;
+pub use crate::api::jobs::PAGE_BYTES;
 
 fn resource(s: &AppState, t: &TableRef, table: &Table) -> Value {
     let (kind, rows, bytes) = match &table.kind {
@@ -63,6 +65,28 @@ fn tref(project: String, dataset: String, table: String) -> TableRef {
     }
 }
 
+/// The table fields a JSON body sets: schema, view query, description.
+fn spec(body: &Value) -> Result<TableSpec, BqError> {
+    let schema: Vec<TableFieldSchema> = match body.pointer("/schema/fields") {
+        None => Vec::new(),
+        Some(f) => serde_json::from_value(f.clone())
+            .map_err(|e| BqError::invalid(format!("Invalid table schema: {e}")))?,
+    };
+    Ok(TableSpec {
+        schema,
+        view_query: body.get("view").map(|v| {
+            v.get("query")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        }),
+        description: body
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
 pub async fn insert(
     State(s): State<Arc<AppState>>,
     Path((project, dataset)): Path<(String, String)>,
@@ -72,63 +96,17 @@ pub async fn insert(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let Some(id) = body
+    let id = body
         .pointer("/tableReference/tableId")
         .and_then(Value::as_str)
-    else {
-        return BqError::invalid("Required parameter is missing: tableReference.tableId")
-            .into_response();
-    };
+        .unwrap_or("");
     let t = tref(project, dataset, id.to_string());
-    let mut table = if let Some(view) = body.get("view") {
-        let query = view.get("query").and_then(Value::as_str).unwrap_or("");
-        let req = crate::sql::engine::QueryRequest {
-            sql: query.to_string(),
-            names: crate::sql::rewrite::NameContext {
-                project: t.project.clone(),
-                default_dataset: None,
-            },
-            dry_run: true,
-            ..Default::default()
-        };
-        let out = match s.engine.execute(&req).await {
-            Ok(o) => o,
-            Err(e) => return e.into_response(),
-        };
-        let mut fields = out.schema.clone();
-        for f in &mut fields {
-            f.mode = None;
-        }
-        let mut table = match Table::new(fields) {
-            Ok(t) => t,
-            Err(e) => return e.into_response(),
-        };
-        table.kind = TableKind::View {
-            query: query.to_string(),
-        };
-        table
-    } else {
-        let fields: Vec<TableFieldSchema> = match body.pointer("/schema/fields") {
-            None => Vec::new(),
-            Some(f) => match serde_json::from_value(f.clone()) {
-                Ok(f) => f,
-                Err(e) => {
-                    return BqError::invalid(format!("Invalid table schema: {e}")).into_response();
-                }
-            },
-        };
-        match Table::new(fields) {
-            Ok(t) => t,
-            Err(e) => return e.into_response(),
-        }
+    let spec = match spec(&body) {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
     };
-    table.description = body
-        .get("description")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let v = resource(&s, &t, &table);
-    match s.catalog.write().create_table(&t, table, false) {
-        Ok(()) => ok(&v),
+    match core::insert(&s, &t, spec).await {
+        Ok(table) => ok(&resource(&s, &t, &table)),
         Err(e) => e.into_response(),
     }
 }
@@ -138,8 +116,39 @@ pub async fn get(
     Path((project, dataset, table)): Path<(String, String, String)>,
 ) -> Response {
     let t = tref(project, dataset, table);
-    let r = s.catalog.read().table(&t);
-    match r {
+    match core::get(&s, &t) {
+        Ok(table) => ok(&resource(&s, &t, &table)),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `tables.patch` and `tables.update`: description and schema.
+pub async fn patch(
+    State(s): State<Arc<AppState>>,
+    Path((project, dataset, table)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Response {
+    let body = match parse_body(&body) {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let t = tref(project, dataset, table);
+    let schema = match body.pointer("/schema/fields") {
+        None => None,
+        Some(f) => match serde_json::from_value(f.clone()) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                return BqError::invalid(format!("Invalid table schema: {e}")).into_response();
+            }
+        },
+    };
+    let change = TablePatch {
+        description: body
+            .get("description")
+            .map(|d| d.as_str().map(str::to_string)),
+        schema,
+    };
+    match core::patch(&s, &t, change) {
         Ok(table) => ok(&resource(&s, &t, &table)),
         Err(e) => e.into_response(),
     }
@@ -150,9 +159,8 @@ pub async fn delete(
     Path((project, dataset, table)): Path<(String, String, String)>,
 ) -> Response {
     let t = tref(project, dataset, table);
-    let r = s.catalog.write().delete_table(&t);
-    match r {
-        Ok(_) => StatusCode::NO_CONTENT.into_response(),
+    match core::delete(&s, &t) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -162,38 +170,36 @@ pub async fn list(
     Path((project, dataset)): Path<(String, String)>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let r = s.catalog.read();
-    let ds = match r.dataset(&project, &dataset) {
-        Ok(d) => d,
+    let page = PageRequest {
+        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
+        max: int_param(&q, "maxResults")
+            .ok()
+            .flatten()
+            .map(|m| m as usize),
+    };
+    let (items, next, total, modified) = match core::list(&s, &project, &dataset, page) {
+        Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let max = int_param(&q, "maxResults")
-        .ok()
-        .flatten()
-        .unwrap_or(u64::MAX) as usize;
-    let start: usize = q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0);
-    let page: Vec<Value> = ds
-        .tables
+    let page: Vec<Value> = items
         .iter()
-        .skip(start)
-        .take(max)
-        .map(|(id, t)| {
+        .map(|t| {
             json!({
                 "kind": "bigquery#table",
-                "id": format!("{project}:{dataset}.{id}"),
-                "tableReference": {"projectId": project, "datasetId": dataset, "tableId": id},
-                "type": match t.kind { TableKind::Table => "TABLE", TableKind::View { .. } => "VIEW" },
+                "id": format!("{project}:{dataset}.{}", t.id),
+                "tableReference": {"projectId": project, "datasetId": dataset, "tableId": t.id},
+                "type": if t.is_view { "VIEW" } else { "TABLE" },
                 "creationTime": t.creation_time.to_string(),
             })
         })
         .collect();
     let mut v = json!({
         "kind": "bigquery#tableList",
-        "etag": etag(ds.last_modified_time),
-        "totalItems": ds.tables.len(),
+        "etag": etag(modified),
+        "totalItems": total,
     });
-    if start + page.len() < ds.tables.len() {
-        v["nextPageToken"] = (start + page.len()).to_string().into();
+    if let Some(n) = next {
+        v["nextPageToken"] = n.into();
     }
     if !page.is_empty() {
         v["tables"] = Value::Array(page);

@@ -1,0 +1,128 @@
+//! Datasets: insert, get, patch / update, delete, list.
+
+use std::collections::BTreeMap;
+
+use super::PageRequest;
+use crate::catalog::{Dataset, now_millis};
+use crate::error::BqError;
+use crate::rest::AppState;
+
+/// The settable fields of a dataset. `None` leaves a field as it is; for labels, a `None`
+/// value removes that label.
+#[derive(Clone, Debug, Default)]
+pub struct DatasetFields {
+    /// `description` (`Some(None)` clears it).
+    pub description: Option<Option<String>>,
+    /// `friendlyName` (`Some(None)` clears it).
+    pub friendly_name: Option<Option<String>>,
+    /// Label changes.
+    pub labels: BTreeMap<String, Option<String>>,
+}
+
+impl DatasetFields {
+    fn apply(&self, ds: &mut Dataset, replace: bool) {
+        if replace {
+            ds.description = None;
+            ds.friendly_name = None;
+            ds.labels.clear();
+        }
+        if let Some(d) = &self.description {
+            ds.description = d.clone();
+        }
+        if let Some(d) = &self.friendly_name {
+            ds.friendly_name = d.clone();
+        }
+        for (k, v) in &self.labels {
+            match v {
+                Some(v) => {
+                    ds.labels.insert(k.clone(), v.clone());
+                }
+                None => {
+                    ds.labels.remove(k);
+                }
+            }
+        }
+    }
+}
+
+fn not_found(project: &str, id: &str) -> BqError {
+    BqError::not_found(format!("Not found: Dataset {project}:{id}"))
+}
+
+/// `datasets.insert`: the created dataset.
+pub fn insert(
+    s: &AppState,
+    project: &str,
+    id: &str,
+    location: Option<String>,
+    fields: &DatasetFields,
+) -> Result<Dataset, BqError> {
+    if id.is_empty() {
+        return Err(BqError::invalid(
+            "Required parameter is missing: datasetReference.datasetId",
+        ));
+    }
+    if id.len() > 1024 || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(BqError::invalid(format!(
+            "Invalid dataset ID \"{id}\". Dataset IDs must be alphanumeric (plus underscores) and must be at most 1024 characters long."
+        )));
+    }
+    let mut ds = Dataset::new(location.filter(|l| !l.is_empty()));
+    fields.apply(&mut ds, false);
+    s.catalog.write().create_dataset(project, id, ds.clone())?;
+    Ok(ds)
+}
+
+/// `datasets.get`.
+pub fn get(s: &AppState, project: &str, id: &str) -> Result<Dataset, BqError> {
+    s.catalog
+        .read()
+        .dataset(project, id)
+        .cloned()
+        .map_err(|_| not_found(project, id))
+}
+
+/// `datasets.patch` (`replace` false) or `datasets.update` (`replace` true: fields not
+/// given are cleared): the changed dataset.
+pub fn patch(
+    s: &AppState,
+    project: &str,
+    id: &str,
+    fields: &DatasetFields,
+    replace: bool,
+) -> Result<Dataset, BqError> {
+    let mut w = s.catalog.write();
+    let ds = w
+        .dataset_mut(project, id)
+        .map_err(|_| not_found(project, id))?;
+    fields.apply(ds, replace);
+    ds.last_modified_time = now_millis();
+    Ok(ds.clone())
+}
+
+/// `datasets.delete`; with `delete_contents` false the dataset must hold no table.
+pub fn delete(s: &AppState, project: &str, id: &str, delete_contents: bool) -> Result<(), BqError> {
+    match s
+        .catalog
+        .write()
+        .delete_dataset(project, id, delete_contents)
+    {
+        Err(e) if e.reason == "notFound" => Err(not_found(project, id)),
+        r => r,
+    }
+}
+
+/// `datasets.list`: one page of `(id, dataset)`, the next page's token, and the etag seed.
+pub fn list(
+    s: &AppState,
+    project: &str,
+    page: PageRequest,
+) -> (Vec<(String, Dataset)>, Option<String>, usize) {
+    let r = s.catalog.read();
+    let all: Vec<(String, Dataset)> = r
+        .datasets(project)
+        .map(|(id, ds)| (id.clone(), ds.clone()))
+        .collect();
+    let (items, next) = page.slice(&all);
+    (items, next, all.len())
+}

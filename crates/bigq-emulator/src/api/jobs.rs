@@ -1,0 +1,453 @@
+//! Query jobs: `jobs.query` (with short query mode), `jobs.getQueryResults`,
+//! `jobs.insert` for query jobs, and get / cancel / delete / list.
+//!
+//! A query's configuration travels as BigQuery's JSON form of `JobConfigurationQuery`
+//! (`{"query": .., "defaultDataset": .., "queryParameters": [..], ..}`): it is what a job
+//! reports back as its `configuration`, so both wires hand it in that form.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::PageRequest;
+use crate::catalog::{TableRef, now_millis};
+use crate::error::BqError;
+use crate::jobs::{Job, JobState};
+use crate::rest::AppState;
+use crate::sql::engine::{QueryOutput, QueryRequest};
+use crate::sql::params::Params;
+use crate::sql::rewrite::NameContext;
+
+/// The location every job runs in.
+pub const LOCATION: &str = "US";
+
+/// The most bytes of rows one page carries, as BigQuery's 10 MB cap.
+pub const PAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// A `jobs.query` call.
+#[derive(Clone, Debug)]
+pub struct QueryCall {
+    /// The project the query runs in.
+    pub project: String,
+    /// The query configuration (`query`, `defaultDataset`, `queryParameters`,
+    /// `useLegacySql`, ...), in BigQuery's JSON form.
+    pub config: Value,
+    /// `dryRun`.
+    pub dry_run: bool,
+    /// `maxResults` for the first page.
+    pub max_results: Option<usize>,
+    /// `timeoutMs` (None: BigQuery's 10 s).
+    pub timeout_ms: Option<u64>,
+    /// `jobCreationMode` is `JOB_CREATION_OPTIONAL`.
+    pub job_optional: bool,
+}
+
+/// What `jobs.query` answers.
+#[derive(Debug)]
+pub enum QueryOutcome {
+    /// A dry run: the statement's schema and type, no rows, no job.
+    DryRun {
+        /// The validated statement (no rows).
+        out: QueryOutput,
+        /// When the request came in, ms.
+        created: i64,
+        /// When the check finished, ms.
+        ended: i64,
+    },
+    /// The query finished within the timeout.
+    Done {
+        /// The job, or None when short query mode answered without one.
+        job: Option<Arc<Job>>,
+        /// The result.
+        out: Arc<QueryOutput>,
+        /// `queryId`.
+        query_id: String,
+        /// Creation / start / end times, ms, for a query without a job.
+        times: (i64, i64, i64),
+    },
+    /// The job still runs: the caller polls `getQueryResults`.
+    Pending {
+        /// The job.
+        job: Arc<Job>,
+        /// `queryId`.
+        query_id: String,
+    },
+}
+
+/// Builds the engine request from a query configuration.
+fn engine_request(project: &str, cfg: &Value, dry_run: bool) -> Result<QueryRequest, BqError> {
+    let sql = cfg
+        .get("query")
+        .and_then(Value::as_str)
+        .filter(|q| !q.is_empty())
+        .ok_or_else(|| BqError::invalid("Required parameter is missing: query"))?;
+    if cfg.get("useLegacySql").and_then(Value::as_bool) == Some(true) {
+        return Err(BqError::invalid_query(
+            "Unsupported by bigq-emulator: legacy SQL (set useLegacySql to false)",
+        ));
+    }
+    let default_dataset = cfg.get("defaultDataset").and_then(|d| {
+        let ds = d.get("datasetId")?.as_str()?;
+        let p = d
+            .get("projectId")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(project);
+        Some((p.to_string(), ds.to_string()))
+    });
+    Ok(QueryRequest {
+        sql: sql.to_string(),
+        names: NameContext {
+            project: project.to_string(),
+            default_dataset,
+        },
+        params: Params::from_json(cfg.get("queryParameters"))?,
+        dry_run,
+    })
+}
+
+/// The `configuration` BigQuery reports for a query job.
+fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) -> Value {
+    let mut q = cfg.as_object().cloned().unwrap_or_default();
+    let anon = job_id.replace('-', "_");
+    q.entry("destinationTable").or_insert_with(|| {
+        json!({"projectId": job_project, "datasetId": "_emulator_anonymous", "tableId": format!("anon{anon}")})
+    });
+    q.entry("writeDisposition")
+        .or_insert("WRITE_TRUNCATE".into());
+    q.entry("priority").or_insert("INTERACTIVE".into());
+    q.entry("useLegacySql").or_insert(false.into());
+    for k in [
+        "maxResults",
+        "timeoutMs",
+        "jobCreationMode",
+        "formatOptions",
+        "kind",
+        "requestId",
+        "location",
+        "dryRun",
+        "jobTimeoutMs",
+    ] {
+        q.remove(k);
+    }
+    let mut c = json!({"query": q, "jobType": "QUERY"});
+    if dry_run {
+        c["dryRun"] = true.into();
+    }
+    c
+}
+
+/// A new job id.
+pub fn new_job_id() -> String {
+    format!("job_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Runs a query on its own task, so that a panic inside the engine becomes a 500
+/// `internalError` for this query and leaves the server healthy.
+async fn run_guarded(s: &Arc<AppState>, req: QueryRequest) -> Result<QueryOutput, BqError> {
+    let engine = s.engine.clone();
+    match tokio::spawn(async move { engine.execute(&req).await }).await {
+        Ok(r) => r,
+        Err(e) => Err(BqError::internal(format!(
+            "bigq-emulator failed while running the query: {e}"
+        ))),
+    }
+}
+
+/// Where a job writes its result: table, CREATE_NEVER, write disposition.
+type Destination = (TableRef, bool, String);
+
+/// The user's `destinationTable` of a query configuration, if any.
+fn destination(project: &str, cfg: &Value) -> Option<Destination> {
+    let d = cfg.get("destinationTable")?;
+    let t = TableRef {
+        project: d
+            .get("projectId")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(project)
+            .to_string(),
+        dataset: d.get("datasetId")?.as_str()?.to_string(),
+        table: d.get("tableId")?.as_str()?.to_string(),
+    };
+    let create_never = cfg.get("createDisposition").and_then(Value::as_str) == Some("CREATE_NEVER");
+    let write = cfg
+        .get("writeDisposition")
+        .and_then(Value::as_str)
+        .filter(|w| !w.is_empty())
+        .unwrap_or("WRITE_EMPTY")
+        .to_string();
+    Some((t, create_never, write))
+}
+
+/// Starts a job's execution in the background.
+fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Destination>) {
+    let s = s.clone();
+    tokio::spawn(async move {
+        job.start();
+        if !s.query_delay.is_zero() {
+            tokio::time::sleep(s.query_delay).await;
+        }
+        let mut r = run_guarded(&s, req).await;
+        if let (Ok(out), Some((t, never, write))) = (&r, &dest)
+            && out.returns_rows
+        {
+            r = s.engine.write_result(t, out, *never, write);
+        }
+        job.finish(r.map(Arc::new));
+    });
+}
+
+/// `timeoutMs` as a wait: 10 s unless given, at most 60 s.
+pub fn timeout_of(v: Option<u64>) -> Duration {
+    Duration::from_millis(v.unwrap_or(10_000).min(60_000))
+}
+
+/// Whether the first page holds every row.
+fn fits_first_page(out: &QueryOutput, max_rows: Option<usize>) -> bool {
+    if !out.returns_rows {
+        return true;
+    }
+    let total = out.total_rows();
+    if max_rows.is_some_and(|m| m < total) {
+        return false;
+    }
+    let approx: usize = out.batches.iter().map(|b| b.get_array_memory_size()).sum();
+    approx < PAGE_BYTES / 2
+}
+
+/// `jobs.query`.
+pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, BqError> {
+    let project = &call.project;
+    let req = engine_request(project, &call.config, call.dry_run)?;
+    let created = now_millis();
+    if call.dry_run {
+        let mut out = run_guarded(s, req).await?;
+        out.returns_rows = false;
+        return Ok(QueryOutcome::DryRun {
+            out,
+            created,
+            ended: now_millis(),
+        });
+    }
+    let query_id = format!("query_{}", uuid::Uuid::new_v4().simple());
+    if call.job_optional && s.query_delay.is_zero() {
+        // Short query mode: run now; create a job only when the result needs one.
+        let started = now_millis();
+        let out = run_guarded(s, req).await?;
+        if fits_first_page(&out, call.max_results) {
+            return Ok(QueryOutcome::Done {
+                job: None,
+                out: Arc::new(out),
+                query_id,
+                times: (created, started, now_millis()),
+            });
+        }
+        let job_id = new_job_id();
+        let cfg = configuration(project, &job_id, &call.config, false);
+        let job = s
+            .jobs
+            .create(project, &job_id, LOCATION, cfg, "LARGE_RESULTS")?;
+        job.start();
+        let out = Arc::new(out);
+        job.finish(Ok(out.clone()));
+        let times = job_times(&job);
+        return Ok(QueryOutcome::Done {
+            job: Some(job),
+            out,
+            query_id,
+            times,
+        });
+    }
+    let job_id = new_job_id();
+    let cfg = configuration(project, &job_id, &call.config, false);
+    let job = s
+        .jobs
+        .create(project, &job_id, LOCATION, cfg, "REQUESTED")?;
+    spawn(s, job.clone(), req, None);
+    if !job.wait(timeout_of(call.timeout_ms)).await {
+        return Ok(QueryOutcome::Pending { job, query_id });
+    }
+    let out = finished(&job)?;
+    let times = job_times(&job);
+    Ok(QueryOutcome::Done {
+        job: Some(job),
+        out,
+        query_id,
+        times,
+    })
+}
+
+/// A job's creation, start and end times, ms (0 when not yet).
+pub fn job_times(job: &Job) -> (i64, i64, i64) {
+    let st = job.state();
+    (
+        job.creation_time,
+        st.start_time.unwrap_or(0),
+        st.end_time.unwrap_or(0),
+    )
+}
+
+/// The result of a finished job; its error when it failed.
+fn finished(job: &Job) -> Result<Arc<QueryOutput>, BqError> {
+    match job.state().result {
+        Some(Ok(out)) => Ok(out),
+        Some(Err(e)) => Err(e),
+        None => Err(BqError::internal("job finished without a result")),
+    }
+}
+
+/// `jobs.getQueryResults`: the job, and its result once done (None while it runs after
+/// waiting up to `timeout_ms`). A failed job answers with its error.
+pub async fn query_results(
+    s: &Arc<AppState>,
+    project: &str,
+    job_id: &str,
+    timeout_ms: Option<u64>,
+) -> Result<(Arc<Job>, Option<Arc<QueryOutput>>), BqError> {
+    let job = s.jobs.get(project, job_id)?;
+    if !job.wait(timeout_of(timeout_ms)).await {
+        return Ok((job, None));
+    }
+    let out = finished(&job)?;
+    Ok((job, Some(out)))
+}
+
+/// A `jobs.insert` call for a query job.
+#[derive(Clone, Debug)]
+pub struct InsertCall {
+    /// The project.
+    pub project: String,
+    /// `jobReference.jobId` (None: a generated id).
+    pub job_id: Option<String>,
+    /// `jobReference.location` (None: US).
+    pub location: Option<String>,
+    /// `configuration.query`, in BigQuery's JSON form; None when the job is not a query.
+    pub query: Option<Value>,
+    /// `configuration.dryRun`.
+    pub dry_run: bool,
+}
+
+/// What `jobs.insert` answers.
+#[derive(Debug)]
+pub enum InsertOutcome {
+    /// A dry run: no job was created.
+    DryRun {
+        /// The configuration as reported.
+        configuration: Value,
+        /// The validated statement.
+        out: QueryOutput,
+        /// The location.
+        location: String,
+        /// When, ms.
+        time: i64,
+    },
+    /// The job (done, or still running when the emulator delays queries).
+    Job(Arc<Job>),
+}
+
+/// `jobs.insert` for a query job.
+pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome, BqError> {
+    let Some(qcfg) = &call.query else {
+        return Err(BqError::invalid(
+            "Unsupported by bigq-emulator: only query jobs (configuration.query)",
+        ));
+    };
+    let project = &call.project;
+    let job_id = call
+        .job_id
+        .clone()
+        .filter(|j| !j.is_empty())
+        .unwrap_or_else(new_job_id);
+    let location = call
+        .location
+        .clone()
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| LOCATION.to_string());
+    let dest = destination(project, qcfg);
+    let cfg = configuration(project, &job_id, qcfg, call.dry_run);
+    let req = match engine_request(project, qcfg, call.dry_run) {
+        Ok(r) => r,
+        Err(e) => {
+            // BigQuery creates the job and fails it.
+            let job = s
+                .jobs
+                .create(project, &job_id, &location, cfg, "REQUESTED")?;
+            job.finish(Err(e));
+            return Ok(InsertOutcome::Job(job));
+        }
+    };
+    if call.dry_run {
+        let out = run_guarded(s, req).await?;
+        return Ok(InsertOutcome::DryRun {
+            configuration: cfg,
+            out,
+            location,
+            time: now_millis(),
+        });
+    }
+    let job = s
+        .jobs
+        .create(project, &job_id, &location, cfg, "REQUESTED")?;
+    spawn(s, job.clone(), req, dest);
+    // Answer as BigQuery does for quick queries: usually already done.
+    job.wait(Duration::from_millis(if s.query_delay.is_zero() {
+        10_000
+    } else {
+        0
+    }))
+    .await;
+    Ok(InsertOutcome::Job(job))
+}
+
+/// `jobs.get`.
+pub fn get(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job>, BqError> {
+    s.jobs.get(project, job_id)
+}
+
+/// `jobs.cancel`: the job, stopped unless it had finished.
+pub fn cancel(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job>, BqError> {
+    let job = s.jobs.get(project, job_id)?;
+    job.finish(Err(BqError {
+        status: 400,
+        reason: "stopped",
+        message: "Job execution was cancelled: User requested cancellation".into(),
+        location: None,
+    }));
+    Ok(job)
+}
+
+/// `jobs.delete`.
+pub fn delete(s: &AppState, project: &str, job_id: &str) -> Result<(), BqError> {
+    s.jobs.delete(project, job_id)
+}
+
+/// `PENDING`, `RUNNING` or `DONE`.
+pub fn state_name(st: &JobState) -> &'static str {
+    match (&st.result, st.start_time) {
+        (Some(_), _) => "DONE",
+        (None, Some(_)) => "RUNNING",
+        (None, None) => "PENDING",
+    }
+}
+
+/// `jobs.list`: a project's jobs, newest first, those in `states` only when any is given
+/// (`PENDING`, `RUNNING`, `DONE`, any case); the page and the next page's token.
+pub fn list(
+    s: &AppState,
+    project: &str,
+    states: &[String],
+    page: PageRequest,
+) -> (Vec<Arc<Job>>, Option<String>) {
+    let jobs: Vec<Arc<Job>> = s
+        .jobs
+        .list(project)
+        .into_iter()
+        .filter(|j| {
+            let st = state_name(&j.state());
+            states.is_empty() || states.iter().any(|f| f.eq_ignore_ascii_case(st))
+        })
+        .collect();
+    page.slice(&jobs)
+}

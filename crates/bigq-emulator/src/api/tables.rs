@@ -1,0 +1,203 @@
+//! Tables and views: insert, get, patch / update, delete, list.
+
+use std::sync::Arc;
+
+use bigq_codec::schema::TableFieldSchema;
+
+use super::PageRequest;
+use crate::catalog::{Table, TableKind, TableRef, now_millis};
+use crate::error::BqError;
+use crate::rest::AppState;
+use crate::sql::engine::QueryRequest;
+use crate::sql::rewrite::NameContext;
+
+/// What a new table is made of.
+#[derive(Clone, Debug, Default)]
+pub struct TableSpec {
+    /// The columns (ignored for a view, whose columns come from its query).
+    pub schema: Vec<TableFieldSchema>,
+    /// `view.query`: a view rather than a table.
+    pub view_query: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+}
+
+/// The changeable fields of a table; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct TablePatch {
+    /// `description` (`Some(None)` clears it).
+    pub description: Option<Option<String>>,
+    /// A new schema: the same columns in the same order, plus new NULLABLE or REPEATED
+    /// columns at the end, as BigQuery allows.
+    pub schema: Option<Vec<TableFieldSchema>>,
+}
+
+/// One entry of `tables.list`.
+#[derive(Clone, Debug)]
+pub struct TableListItem {
+    /// Table id.
+    pub id: String,
+    /// Whether a view.
+    pub is_view: bool,
+    /// Creation time, ms.
+    pub creation_time: i64,
+}
+
+/// `TABLE` or `VIEW`.
+pub fn type_name(table: &Table) -> &'static str {
+    match table.kind {
+        TableKind::Table => "TABLE",
+        TableKind::View { .. } => "VIEW",
+    }
+}
+
+/// `tables.insert`: the created table.
+pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<Table>, BqError> {
+    if t.table.is_empty() {
+        return Err(BqError::invalid(
+            "Required parameter is missing: tableReference.tableId",
+        ));
+    }
+    let mut table = match &spec.view_query {
+        Some(query) => {
+            let req = QueryRequest {
+                sql: query.clone(),
+                names: NameContext {
+                    project: t.project.clone(),
+                    default_dataset: None,
+                },
+                dry_run: true,
+                ..Default::default()
+            };
+            let out = s.engine.execute(&req).await?;
+            let mut fields = out.schema.clone();
+            for f in &mut fields {
+                f.mode = None;
+            }
+            let mut table = Table::new(fields)?;
+            table.kind = TableKind::View {
+                query: query.clone(),
+            };
+            table
+        }
+        None => Table::new(spec.schema)?,
+    };
+    table.description = spec.description;
+    s.catalog.write().create_table(t, table, false)?;
+    s.catalog.read().table(t)
+}
+
+/// `tables.get`.
+pub fn get(s: &AppState, t: &TableRef) -> Result<Arc<Table>, BqError> {
+    s.catalog.read().table(t)
+}
+
+/// Checks that `new` only appends NULLABLE or REPEATED columns to `old`.
+fn check_schema_change(
+    t: &TableRef,
+    old: &[TableFieldSchema],
+    new: &[TableFieldSchema],
+) -> Result<(), BqError> {
+    for (i, f) in old.iter().enumerate() {
+        match new.get(i) {
+            Some(n) if n.name == f.name && n.field_type == f.field_type && n.mode() == f.mode() => {
+            }
+            Some(n) if n.name == f.name => {
+                return Err(BqError::invalid(format!(
+                    "Provided Schema does not match Table {t}. Field {} has changed type or mode",
+                    f.name
+                )));
+            }
+            _ => {
+                return Err(BqError::invalid(format!(
+                    "Provided Schema does not match Table {t}. Cannot add fields (field: {}) in place of existing ones; field {} is missing in new schema",
+                    new.get(i).map_or("", |n| n.name.as_str()),
+                    f.name
+                )));
+            }
+        }
+    }
+    for n in &new[old.len().min(new.len())..] {
+        if n.mode() == bigq_codec::schema::FieldMode::Required {
+            return Err(BqError::invalid(format!(
+                "Provided Schema does not match Table {t}. Cannot add required field {} to an existing table",
+                n.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `tables.patch` / `tables.update`: the changed table. New columns read as NULL (or an
+/// empty array) in the rows already there.
+pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table>, BqError> {
+    let mut w = s.catalog.write();
+    let mut table = (*w.table(t)?).clone();
+    if let Some(d) = change.description {
+        table.description = d;
+    }
+    if let Some(schema) = change.schema
+        && schema != table.schema
+    {
+        if matches!(table.kind, TableKind::View { .. }) {
+            return Err(BqError::invalid(format!(
+                "Cannot change the schema of view {t}"
+            )));
+        }
+        check_schema_change(t, &table.schema, &schema)?;
+        let mut grown = Table::new(schema)?;
+        grown.batches = table
+            .batches
+            .iter()
+            .map(|b| widen(b, &grown.arrow_schema))
+            .collect::<Result<_, _>>()?;
+        grown.creation_time = table.creation_time;
+        grown.description = table.description.clone();
+        table = grown;
+    }
+    table.last_modified_time = now_millis();
+    w.put_table(t, table)?;
+    w.table(t)
+}
+
+/// A batch with the columns `schema` adds at the end filled with NULLs (or empty lists).
+fn widen(
+    b: &datafusion::arrow::record_batch::RecordBatch,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+) -> Result<datafusion::arrow::record_batch::RecordBatch, BqError> {
+    use datafusion::arrow::array::new_null_array;
+    let mut cols = b.columns().to_vec();
+    for f in schema.fields().iter().skip(cols.len()) {
+        cols.push(new_null_array(f.data_type(), b.num_rows()));
+    }
+    datafusion::arrow::record_batch::RecordBatch::try_new(schema.clone(), cols)
+        .map_err(|e| BqError::internal(format!("bigq-emulator cannot widen the table: {e}")))
+}
+
+/// `tables.delete`.
+pub fn delete(s: &AppState, t: &TableRef) -> Result<(), BqError> {
+    s.catalog.write().delete_table(t).map(|_| ())
+}
+
+/// `tables.list`: one page, the next page's token, the dataset's table count and its last
+/// modification time (the etag seed).
+pub fn list(
+    s: &AppState,
+    project: &str,
+    dataset: &str,
+    page: PageRequest,
+) -> Result<(Vec<TableListItem>, Option<String>, usize, i64), BqError> {
+    let r = s.catalog.read();
+    let ds = r.dataset(project, dataset)?;
+    let all: Vec<TableListItem> = ds
+        .tables
+        .iter()
+        .map(|(id, t)| TableListItem {
+            id: id.clone(),
+            is_view: matches!(t.kind, TableKind::View { .. }),
+            creation_time: t.creation_time,
+        })
+        .collect();
+    let (items, next) = page.slice(&all);
+    Ok((items, next, all.len(), ds.last_modified_time))
+}

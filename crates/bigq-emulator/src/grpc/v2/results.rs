@@ -1,0 +1,174 @@
+//! One page of query results as the v2 `QueryResponse` carries them: `rows` as
+//! `google.protobuf.Struct`s in BigQuery's `{"f":[{"v":..}]}` shape (the very text the
+//! REST encoder writes), or, when `query_results_format` is `ARROW`, an Arrow IPC schema
+//! message and one IPC record batch message (the Storage Read encoder's).
+
+use arrow_ipc::CompressionType;
+use datafusion::arrow::compute::concat_batches;
+use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::{
+    CompressionCodec, PicosTimestampPrecision,
+};
+use gcloud_sdk::google::cloud::bigquery::v2::{
+    ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
+};
+use prost_types::value::Kind;
+use prost_types::{ListValue, Struct, Value as ProtoValue};
+use serde_json::Value;
+
+use crate::api::PageRequest;
+use crate::api::jobs::PAGE_BYTES;
+use crate::error::BqError;
+use crate::grpc::arrow::{IpcEncoder, conform_batch, wire_schema};
+use crate::rest::encode::{self, EncodeOptions};
+use crate::sql::engine::QueryOutput;
+
+/// The rows of one page and where the next starts.
+#[derive(Debug, Default)]
+pub struct StructPage {
+    /// The rows.
+    pub rows: Vec<Struct>,
+    /// The next page's token, if rows remain.
+    pub next: Option<String>,
+}
+
+/// One page of rows as Structs. The page stops at `max` rows or the 10 MB BigQuery puts
+/// in a page, as REST's does.
+pub fn struct_page(
+    out: &QueryOutput,
+    page: PageRequest,
+    opts: EncodeOptions,
+) -> Result<StructPage, BqError> {
+    let total = out.total_rows();
+    if page.start >= total {
+        return Ok(StructPage::default());
+    }
+    let mut text = String::from("[");
+    let n = encode::write_rows(
+        &mut text,
+        &out.batches,
+        page.start,
+        page.max.unwrap_or(usize::MAX),
+        PAGE_BYTES,
+        opts,
+    );
+    text.push(']');
+    let rows: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
+        BqError::internal(format!("bigq-emulator wrote rows it cannot read back: {e}"))
+    })?;
+    let rows = rows
+        .into_iter()
+        .map(|r| match json_to_proto(r).kind {
+            Some(Kind::StructValue(s)) => Ok(s),
+            _ => Err(BqError::internal(
+                "bigq-emulator wrote a row that is not an object",
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let end = page.start + n;
+    Ok(StructPage {
+        rows,
+        next: (end < total).then(|| end.to_string()),
+    })
+}
+
+/// A JSON value as `google.protobuf.Value`.
+pub fn json_to_proto(v: Value) -> ProtoValue {
+    let kind = match v {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(b),
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => Kind::StringValue(s),
+        Value::Array(a) => Kind::ListValue(ListValue {
+            values: a.into_iter().map(json_to_proto).collect(),
+        }),
+        Value::Object(o) => Kind::StructValue(Struct {
+            fields: o.into_iter().map(|(k, v)| (k, json_to_proto(v))).collect(),
+        }),
+    };
+    ProtoValue { kind: Some(kind) }
+}
+
+/// The IPC buffer compression `ArrowSerializationOptions` asks for.
+pub fn compression(
+    opts: Option<&ArrowSerializationOptions>,
+) -> Result<Option<CompressionType>, BqError> {
+    let Some(o) = opts else {
+        return Ok(None);
+    };
+    match PicosTimestampPrecision::try_from(o.picos_timestamp_precision) {
+        Ok(
+            PicosTimestampPrecision::Unspecified
+            | PicosTimestampPrecision::TimestampPrecisionMicros,
+        ) => {}
+        _ => {
+            return Err(BqError::unsupported(
+                "picos_timestamp_precision other than microseconds",
+            ));
+        }
+    }
+    match CompressionCodec::try_from(o.buffer_compression) {
+        Ok(CompressionCodec::CompressionUnspecified) => Ok(None),
+        Ok(CompressionCodec::Lz4Frame) => Ok(Some(CompressionType::LZ4_FRAME)),
+        Ok(CompressionCodec::Zstd) => Ok(Some(CompressionType::ZSTD)),
+        Err(_) => Err(BqError::invalid(format!(
+            "Invalid buffer_compression {}",
+            o.buffer_compression
+        ))),
+    }
+}
+
+/// One page as Arrow: the schema message, the record batch message (empty bytes for a
+/// page with no rows), the rows in it and the next page's token.
+#[derive(Debug)]
+pub struct ArrowPage {
+    /// `results_schema`.
+    pub schema: ArrowSchema,
+    /// `results`.
+    pub batch: ArrowRecordBatch,
+    /// The rows in the batch.
+    pub rows: usize,
+    /// The next page's token, if rows remain.
+    pub next: Option<String>,
+}
+
+/// One page of rows in the Arrow layout the Storage Read API serves for the same columns.
+pub fn arrow_page(
+    out: &QueryOutput,
+    page: PageRequest,
+    compression: Option<CompressionType>,
+) -> Result<ArrowPage, BqError> {
+    let schema = wire_schema(&out.schema)?;
+    let encoder = IpcEncoder::new(compression)?;
+    let total = out.total_rows();
+    let start = page.start.min(total);
+    let mut n = (total - start).min(page.max.unwrap_or(usize::MAX));
+    // Stay within BigQuery's page size, by the average row size.
+    let bytes: usize = out.batches.iter().map(|b| b.get_array_memory_size()).sum();
+    if total > 0 && bytes > PAGE_BYTES {
+        let per_row = bytes.div_ceil(total).max(1);
+        n = n.min((PAGE_BYTES / per_row).max(1));
+    }
+    let serialized_record_batch = if n == 0 {
+        Vec::new()
+    } else {
+        let conformed = out
+            .batches
+            .iter()
+            .map(|b| conform_batch(b, &schema))
+            .collect::<Result<Vec<_>, _>>()?;
+        let all = concat_batches(&schema, &conformed)
+            .map_err(|e| BqError::internal(format!("bigq-emulator cannot join batches: {e}")))?;
+        encoder.batch(&all.slice(start, n))?
+    };
+    let end = start + n;
+    Ok(ArrowPage {
+        schema: ArrowSchema {
+            serialized_schema: encoder.schema(&schema),
+        },
+        batch: ArrowRecordBatch {
+            serialized_record_batch,
+        },
+        rows: n,
+        next: (end < total).then(|| end.to_string()),
+    })
+}
