@@ -112,7 +112,7 @@ impl Client {
             dataset.location = self.inner.location.clone();
         }
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_create_dataset(dataset).await;
+            return Box::pin(self.grpc_create_dataset(dataset)).await;
         }
         let project = dataset.dataset_reference.project_id.clone();
         let path = ["projects", project.as_str(), "datasets"];
@@ -125,7 +125,7 @@ impl Client {
     pub async fn get_dataset(&self, id: &str) -> Result<Dataset> {
         let id = parse_dataset(&self.inner.project, id)?;
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_get_dataset(&id).await;
+            return Box::pin(self.grpc_get_dataset(&id)).await;
         }
         self.call(Request::get(&[
             "projects",
@@ -141,7 +141,7 @@ impl Client {
     pub async fn delete_dataset(&self, id: &str, delete_contents: bool) -> Result<()> {
         let id = parse_dataset(&self.inner.project, id)?;
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_delete_dataset(&id, delete_contents).await;
+            return Box::pin(self.grpc_delete_dataset(&id, delete_contents)).await;
         }
         let path = [
             "projects",

@@ -168,7 +168,7 @@ impl Client {
     /// Gets a job: its state, errors and, for a query, its destination table.
     pub async fn get_job(&self, job: &JobReference) -> Result<Job> {
         if self.inner.transport == Transport::Grpc {
-            return Ok(Job::from_proto(self.grpc_get_job(job).await?));
+            return Ok(Job::from_proto(Box::pin(self.grpc_get_job(job)).await?));
         }
         let path = [
             "projects",
@@ -187,7 +187,7 @@ impl Client {
     /// asynchronous: poll [`get_job`](Self::get_job) until it is done).
     pub async fn cancel_job(&self, job: &JobReference) -> Result<Job> {
         if self.inner.transport == Transport::Grpc {
-            return Ok(Job::from_proto(self.grpc_cancel_job(job).await?));
+            return Ok(Job::from_proto(Box::pin(self.grpc_cancel_job(job)).await?));
         }
         let path = [
             "projects",

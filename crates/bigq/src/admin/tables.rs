@@ -148,7 +148,7 @@ impl Client {
             ));
         }
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_create_table(table).await;
+            return Box::pin(self.grpc_create_table(table)).await;
         }
         let r = table.table_reference.clone();
         let path = [
@@ -166,7 +166,7 @@ impl Client {
     pub async fn get_table(&self, id: &str) -> Result<Table> {
         let id = parse_table(&self.inner.project, id)?;
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_get_table(&id).await;
+            return Box::pin(self.grpc_get_table(&id)).await;
         }
         self.call(Request::get(&[
             "projects",
@@ -183,7 +183,7 @@ impl Client {
     pub async fn delete_table(&self, id: &str) -> Result<()> {
         let id = parse_table(&self.inner.project, id)?;
         if self.inner.transport == Transport::Grpc {
-            return self.grpc_delete_table(&id).await;
+            return Box::pin(self.grpc_delete_table(&id)).await;
         }
         self.call_empty(Request::delete(&[
             "projects",
@@ -203,7 +203,7 @@ impl Client {
         let mut token: Option<String> = None;
         loop {
             if self.inner.transport == Transport::Grpc {
-                let (tables, next) = self.grpc_list_tables(&id, token.as_deref()).await?;
+                let (tables, next) = Box::pin(self.grpc_list_tables(&id, token.as_deref())).await?;
                 out.extend(tables);
                 match next {
                     Some(t) => token = Some(t),

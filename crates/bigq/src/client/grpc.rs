@@ -153,7 +153,9 @@ impl Client {
             let request = self
                 .grpc_request(message.clone(), rpc.routing_key, rpc.routing)
                 .await?;
-            let err = match call(channel, request).await {
+            // Boxed: v2 messages (a `Job`, a `QueryResponse`) are kilobytes each, and nested
+            // unboxed in the caller's future they overflow a 2 MiB stack in debug builds.
+            let err = match Box::pin(call(channel, request)).await {
                 Ok(resp) => return Ok(resp.into_inner()),
                 Err(status) => status_error(&status),
             };

@@ -321,7 +321,7 @@ impl QueryBuilder {
                     .call::<crate::admin::Job>(Request::post(&path, &body, Idempotent::Yes)?)
                     .await
             }
-            Transport::Grpc => self.grpc_insert_job(&job_id, &table).await,
+            Transport::Grpc => Box::pin(self.grpc_insert_job(&job_id, &table)).await,
         };
         let job = match inserted {
             Ok(job) => job,
@@ -401,8 +401,7 @@ impl QueryBuilder {
         let mut page = match &self.destination {
             Some(dest) => self.insert_job(&request_id, dest).await?,
             None if self.client.inner.transport == Transport::Grpc => {
-                self.grpc_first_page(&request_id, self.poll_timeout(started))
-                    .await?
+                Box::pin(self.grpc_first_page(&request_id, self.poll_timeout(started))).await?
             }
             None => {
                 let body = self.request_body(&request_id)?;
