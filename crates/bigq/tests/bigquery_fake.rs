@@ -50,6 +50,26 @@ async fn client(fake: &BigQueryFake) -> Client {
         .unwrap()
 }
 
+/// The orders table's schema as bigq writes it.
+fn orders_schema() -> TableSchema {
+    TableSchema::new(vec![
+        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+        TableFieldSchema::new("customer", FieldType::String).with_mode(FieldMode::Required),
+        TableFieldSchema::new("total", FieldType::Float64).with_mode(FieldMode::Required),
+        TableFieldSchema::new("note", FieldType::String),
+    ])
+}
+
+/// A fake holding an empty `shop.orders`, and a client for it.
+async fn fake_with_orders() -> (BigQueryFake, Client) {
+    let fake = BigQueryFake::start().await.unwrap();
+    fake.table(SHOP.table(ORDERS), |columns| columns.from_type::<Order>())
+        .create()
+        .unwrap();
+    let client = client(&fake).await;
+    (fake, client)
+}
+
 #[tokio::test]
 async fn a_query_with_parameters_returns_the_rules_rows() {
     let fake = BigQueryFake::start().await.unwrap();
@@ -138,17 +158,8 @@ async fn a_table_read_returns_the_fakes_rows() {
 
 #[tokio::test]
 async fn rows_bigq_writes_are_the_rows_the_fake_holds() {
-    let fake = BigQueryFake::start().await.unwrap();
-    fake.table(SHOP.table(ORDERS), |columns| columns.from_type::<Order>())
-        .create()
-        .unwrap();
-    let client = client(&fake).await;
-    let schema = TableSchema::new(vec![
-        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
-        TableFieldSchema::new("customer", FieldType::String).with_mode(FieldMode::Required),
-        TableFieldSchema::new("total", FieldType::Float64).with_mode(FieldMode::Required),
-        TableFieldSchema::new("note", FieldType::String),
-    ]);
+    let (fake, client) = fake_with_orders().await;
+    let schema = orders_schema();
     let all = orders(2_000);
     let mut writer = client
         .write("shop.orders")
@@ -246,13 +257,10 @@ async fn datasets_and_tables_over_the_v2_services() {
     use bigq::admin::{Dataset, Table};
     let fake = BigQueryFake::start().await.unwrap();
     let client = client(&fake).await;
-    let schema = TableSchema::new(vec![
-        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
-        TableFieldSchema::new("customer", FieldType::String).with_mode(FieldMode::Required),
-        TableFieldSchema::new("total", FieldType::Float64).with_mode(FieldMode::Required),
-        TableFieldSchema::new("note", FieldType::String),
-        TableFieldSchema::new("tags", FieldType::String).with_mode(FieldMode::Repeated),
-    ]);
+    let mut schema = orders_schema();
+    schema
+        .fields
+        .push(TableFieldSchema::new("tags", FieldType::String).with_mode(FieldMode::Repeated));
 
     let ds = client
         .create_dataset(Dataset::new("shop").with_description("orders"))
@@ -321,11 +329,7 @@ async fn datasets_and_tables_over_the_v2_services() {
 async fn an_arrow_batch_bigq_writes_is_the_rows_the_fake_holds() {
     use bigq::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
     use std::sync::Arc;
-    let fake = BigQueryFake::start().await.unwrap();
-    fake.table(SHOP.table(ORDERS), |columns| columns.from_type::<Order>())
-        .create()
-        .unwrap();
-    let client = client(&fake).await;
+    let (fake, client) = fake_with_orders().await;
     let all = orders(1_000);
     let batch = bigq::arrow::RecordBatch::try_from_iter([
         (
