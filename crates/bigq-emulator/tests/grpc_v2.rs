@@ -289,8 +289,8 @@ async fn arrow_results_page_by_page_equal_the_rest_rows() {
         let f = batch.column(2).as_primitive::<Float64Type>();
         let even = batch.column(3).as_boolean();
         let maybe = batch.column(4).as_primitive::<Int64Type>();
-        for i in 0..10 {
-            let cells = rest[i]["f"].as_array().unwrap();
+        for (i, row) in rest.iter().enumerate().take(10) {
+            let cells = row["f"].as_array().unwrap();
             assert_eq!(n.value(i).to_string(), cells[0]["v"]);
             assert_eq!(s.value(i), cells[1]["v"]);
             assert_eq!(

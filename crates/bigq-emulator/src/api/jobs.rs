@@ -337,7 +337,7 @@ pub enum InsertOutcome {
         /// The configuration as reported.
         configuration: Value,
         /// The validated statement.
-        out: QueryOutput,
+        out: Box<QueryOutput>,
         /// The location.
         location: String,
         /// When, ms.
@@ -379,7 +379,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         }
     };
     if call.dry_run {
-        let out = run_guarded(s, req).await?;
+        let out = Box::new(run_guarded(s, req).await?);
         return Ok(InsertOutcome::DryRun {
             configuration: cfg,
             out,

@@ -78,11 +78,11 @@ fn reason_code(reason: &str) -> i32 {
 fn dml_stats(out: &QueryOutput) -> (Option<i64>, Option<DmlStats>) {
     match out.dml {
         Some(d) => (
-            Some(d.affected() as i64),
+            Some(d.affected()),
             Some(DmlStats {
-                inserted_row_count: Some(d.inserted as i64),
-                deleted_row_count: Some(d.deleted as i64),
-                updated_row_count: Some(d.updated as i64),
+                inserted_row_count: Some(d.inserted),
+                deleted_row_count: Some(d.deleted),
+                updated_row_count: Some(d.updated),
                 ..Default::default()
             }),
         ),
