@@ -1007,3 +1007,88 @@ async fn datasets_and_tables_crud() {
     assert_eq!(e.code(), Code::NotFound);
     assert_eq!(e.message(), "Not found: Dataset p:one");
 }
+
+#[tokio::test]
+async fn timestamp_formats_and_bad_serialization_options() {
+    use gcloud_sdk::google::cloud::bigquery::v2::DataFormatOptions;
+    use gcloud_sdk::google::cloud::bigquery::v2::data_format_options::TimestampOutputFormat;
+    let mut c = Ctx::new().await;
+    let sql = "SELECT TIMESTAMP '2024-05-06 07:08:09.123456+00' AS ts";
+    let rest_float = c
+        .rest_post("/queries", json!({"query": sql, "useLegacySql": false}))
+        .await;
+    let rest_int = c
+        .rest_post(
+            "/queries",
+            json!({"query": sql, "useLegacySql": false, "formatOptions": {"useInt64Timestamp": true}}),
+        )
+        .await;
+    let cell = |r: &QueryResponse| row_json(&r.rows[0])["f"][0]["v"].clone();
+    let with = |format: TimestampOutputFormat, int64: bool| QueryRequest {
+        query: sql.into(),
+        format_options: Some(DataFormatOptions {
+            use_int64_timestamp: int64,
+            timestamp_output_format: format.into(),
+        }),
+        ..Default::default()
+    };
+    let r = c.sql(sql).await;
+    assert_eq!(cell(&r), rest_float["rows"][0]["f"][0]["v"]);
+    let r = c
+        .query(with(TimestampOutputFormat::Unspecified, true))
+        .await
+        .unwrap();
+    assert_eq!(cell(&r), rest_int["rows"][0]["f"][0]["v"]);
+    assert_eq!(cell(&r), "1714979289123456");
+    let r = c
+        .query(with(TimestampOutputFormat::Int64, false))
+        .await
+        .unwrap();
+    assert_eq!(cell(&r), "1714979289123456");
+    let r = c
+        .query(with(TimestampOutputFormat::Float64, true))
+        .await
+        .unwrap();
+    assert_eq!(cell(&r), rest_float["rows"][0]["f"][0]["v"]);
+    let e = c
+        .query(with(TimestampOutputFormat::Iso8601String, false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(
+        e.message(),
+        "Unsupported by bigq-emulator: timestamp_output_format ISO8601_STRING"
+    );
+
+    let arrow_with = |compression: i32, picos: i32| QueryRequest {
+        query: "SELECT 1 AS x".into(),
+        query_results_format: QueryResultsFormat::Arrow.into(),
+        results_format_serialization_options: Some(
+            ResultsFormatSerializationOptions::ArrowSerializationOptions(
+                ArrowSerializationOptions {
+                    buffer_compression: compression,
+                    picos_timestamp_precision: picos,
+                },
+            ),
+        ),
+        ..Default::default()
+    };
+    let e = c.query(arrow_with(9, 0)).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(e.message(), "Invalid buffer_compression 9");
+    let e = c.query(arrow_with(0, 7)).await.unwrap_err();
+    assert_eq!(e.message(), "Invalid picos_timestamp_precision 7");
+    // NANOS only concerns TIMESTAMP_PICOS columns (arrow.proto): accepted.
+    let r = c.query(arrow_with(2, 2)).await.unwrap();
+    let b = arrow(&r);
+    assert_eq!(b[0].column(0).as_primitive::<Int64Type>().value(0), 1);
+    let e = c
+        .query(QueryRequest {
+            query: "SELECT 1".into(),
+            query_results_format: 7,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.message(), "Invalid query_results_format 7");
+}

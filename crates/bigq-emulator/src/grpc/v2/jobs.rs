@@ -49,12 +49,34 @@ fn query_config(q: &QueryRequest) -> Result<Value, BqError> {
     Ok(c)
 }
 
+/// How struct-encoded cells are written: `use_int64_timestamp`, or
+/// `timestamp_output_format` FLOAT64 (the default) / INT64.
 fn encode_options(
     f: Option<&gcloud_sdk::google::cloud::bigquery::v2::DataFormatOptions>,
-) -> EncodeOptions {
-    EncodeOptions {
-        int64_timestamp: f.is_some_and(|f| f.use_int64_timestamp),
-    }
+) -> Result<EncodeOptions, BqError> {
+    use gcloud_sdk::google::cloud::bigquery::v2::data_format_options::TimestampOutputFormat as T;
+    let Some(f) = f else {
+        return Ok(EncodeOptions::default());
+    };
+    let int64 = match T::try_from(f.timestamp_output_format) {
+        Ok(T::Unspecified) => f.use_int64_timestamp,
+        Ok(T::Float64) => false,
+        Ok(T::Int64) => true,
+        Ok(T::Iso8601String) => {
+            return Err(BqError::unsupported(
+                "timestamp_output_format ISO8601_STRING",
+            ));
+        }
+        Err(_) => {
+            return Err(BqError::invalid(format!(
+                "Invalid timestamp_output_format {}",
+                f.timestamp_output_format
+            )));
+        }
+    };
+    Ok(EncodeOptions {
+        int64_timestamp: int64,
+    })
 }
 
 fn job_reference(job: &CoreJob) -> JobReference {
@@ -153,7 +175,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
             )));
         }
     };
-    let opts = encode_options(q.format_options.as_ref());
+    let opts = encode_options(q.format_options.as_ref())?;
     let project = req.project_id.clone();
     let call = QueryCall {
         project: project.clone(),
@@ -241,7 +263,7 @@ pub async fn get_query_results(
     } else {
         PageRequest::from_token(Some(&req.page_token), req.max_results.map(|m| m as usize))?
     };
-    let opts = encode_options(req.format_options.as_ref());
+    let opts = encode_options(req.format_options.as_ref())?;
     let (job, out) = core::query_results(
         &s,
         &req.project_id,

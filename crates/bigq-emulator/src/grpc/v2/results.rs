@@ -5,9 +5,7 @@
 
 use arrow_ipc::CompressionType;
 use datafusion::arrow::compute::concat_batches;
-use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::{
-    CompressionCodec, PicosTimestampPrecision,
-};
+use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::CompressionCodec;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
 };
@@ -95,16 +93,13 @@ pub fn compression(
     let Some(o) = opts else {
         return Ok(None);
     };
-    match PicosTimestampPrecision::try_from(o.picos_timestamp_precision) {
-        Ok(
-            PicosTimestampPrecision::Unspecified
-            | PicosTimestampPrecision::TimestampPrecisionMicros,
-        ) => {}
-        _ => {
-            return Err(BqError::unsupported(
-                "picos_timestamp_precision other than microseconds",
-            ));
-        }
+    // arrow.proto: the precision applies only to TIMESTAMP_PICOS columns, which the
+    // emulator never has; any defined value is accepted, an undefined one refused.
+    if !(0..=3).contains(&o.picos_timestamp_precision) {
+        return Err(BqError::invalid(format!(
+            "Invalid picos_timestamp_precision {}",
+            o.picos_timestamp_precision
+        )));
     }
     match CompressionCodec::try_from(o.buffer_compression) {
         Ok(CompressionCodec::CompressionUnspecified) => Ok(None),
