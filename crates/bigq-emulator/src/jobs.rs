@@ -90,10 +90,14 @@ impl Job {
 /// Jobs by (project, job id), and in creation order.
 type JobIndex = (HashMap<(String, String), Arc<Job>>, Vec<Arc<Job>>);
 
+/// Jobs by (project, `requestId`), with the query configuration that made them.
+type RequestIndex = HashMap<(String, String), (Value, Arc<Job>)>;
+
 /// All jobs, in creation order.
 #[derive(Debug, Default)]
 pub struct JobStore {
     inner: Mutex<JobIndex>,
+    requests: Mutex<RequestIndex>,
 }
 
 impl JobStore {
@@ -137,6 +141,32 @@ impl JobStore {
         g.0.get(&(project.to_string(), job_id.to_string()))
             .cloned()
             .ok_or_else(|| BqError::not_found(format!("Not found: Job {project}:{job_id}")))
+    }
+
+    /// Records that `requestId` `request_id` with query configuration `config` made `job`.
+    pub fn remember_request(
+        &self,
+        project: &str,
+        request_id: &str,
+        config: &Value,
+        job: &Arc<Job>,
+    ) {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                (project.to_string(), request_id.to_string()),
+                (config.clone(), job.clone()),
+            );
+    }
+
+    /// The job an earlier request with this `requestId` and the same query configuration
+    /// made, if any (a request that differs in its query is not a duplicate).
+    pub fn by_request(&self, project: &str, request_id: &str, config: &Value) -> Option<Arc<Job>> {
+        let g = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(&(project.to_string(), request_id.to_string()))
+            .filter(|(c, _)| c == config)
+            .map(|(_, j)| j.clone())
     }
 
     /// A project's jobs, newest first.

@@ -1092,3 +1092,37 @@ async fn timestamp_formats_and_bad_serialization_options() {
         .unwrap_err();
     assert_eq!(e.message(), "Invalid query_results_format 7");
 }
+
+#[tokio::test]
+async fn a_repeated_request_id_answers_with_the_first_job() {
+    let mut c = Ctx::new().await;
+    c.dataset("ds").await;
+    c.sql("CREATE TABLE ds.t (id INT64)").await;
+    let insert = |request_id: &str, timeout_ms: u32| QueryRequest {
+        query: "INSERT INTO ds.t (id) VALUES (1)".into(),
+        request_id: request_id.into(),
+        timeout_ms: Some(timeout_ms),
+        ..Default::default()
+    };
+    let first = c.query(insert("req-1", 10_000)).await.unwrap();
+    // job.proto: a retry (timeout_ms aside, the same request) gets the first job's result.
+    let again = c.query(insert("req-1", 5_000)).await.unwrap();
+    assert_eq!(first.job_reference, again.job_reference);
+    assert_eq!(again.num_dml_affected_rows, Some(1));
+    let count = c.sql("SELECT COUNT(*) AS n FROM ds.t").await;
+    assert_eq!(row_json(&count.rows[0]), json!({"f": [{"v": "1"}]}));
+    // Another request id, or another query under the same id, is a new job.
+    let other = c.query(insert("req-2", 10_000)).await.unwrap();
+    assert_ne!(other.job_reference, first.job_reference);
+    let changed = c
+        .query(QueryRequest {
+            query: "INSERT INTO ds.t (id) VALUES (2)".into(),
+            request_id: "req-1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_ne!(changed.job_reference, first.job_reference);
+    let count = c.sql("SELECT COUNT(*) AS n FROM ds.t").await;
+    assert_eq!(row_json(&count.rows[0]), json!({"f": [{"v": "3"}]}));
+}

@@ -41,6 +41,9 @@ pub struct QueryCall {
     pub timeout_ms: Option<u64>,
     /// `jobCreationMode` is `JOB_CREATION_OPTIONAL`.
     pub job_optional: bool,
+    /// `requestId`: a repeat of a request that made a job answers with that job (job.proto:
+    /// the same query, parameters and settings; `timeoutMs` and the like aside).
+    pub request_id: Option<String>,
 }
 
 /// What `jobs.query` answers.
@@ -107,6 +110,29 @@ fn engine_request(project: &str, cfg: &Value, dry_run: bool) -> Result<QueryRequ
     })
 }
 
+/// Request fields that are not part of a job's query configuration.
+const NOT_CONFIGURATION: [&str; 9] = [
+    "maxResults",
+    "timeoutMs",
+    "jobCreationMode",
+    "formatOptions",
+    "kind",
+    "requestId",
+    "location",
+    "dryRun",
+    "jobTimeoutMs",
+];
+
+/// What makes two requests with one `requestId` duplicates: the query configuration,
+/// without the paging, waiting and format settings.
+fn request_key(cfg: &Value) -> Value {
+    let mut q = cfg.as_object().cloned().unwrap_or_default();
+    for k in NOT_CONFIGURATION {
+        q.remove(k);
+    }
+    Value::Object(q)
+}
+
 /// The `configuration` BigQuery reports for a query job.
 fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) -> Value {
     let mut q = cfg.as_object().cloned().unwrap_or_default();
@@ -118,17 +144,7 @@ fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) ->
         .or_insert("WRITE_TRUNCATE".into());
     q.entry("priority").or_insert("INTERACTIVE".into());
     q.entry("useLegacySql").or_insert(false.into());
-    for k in [
-        "maxResults",
-        "timeoutMs",
-        "jobCreationMode",
-        "formatOptions",
-        "kind",
-        "requestId",
-        "location",
-        "dryRun",
-        "jobTimeoutMs",
-    ] {
+    for k in NOT_CONFIGURATION {
         q.remove(k);
     }
     let mut c = json!({"query": q, "jobType": "QUERY"});
@@ -232,6 +248,11 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         });
     }
     let query_id = format!("query_{}", uuid::Uuid::new_v4().simple());
+    let request_id = call.request_id.as_deref().filter(|r| !r.is_empty());
+    let key = request_key(&call.config);
+    if let Some(job) = request_id.and_then(|r| s.jobs.by_request(project, r, &key)) {
+        return answer(job, query_id, call.timeout_ms).await;
+    }
     if call.job_optional && s.query_delay.is_zero() {
         // Short query mode: run now; create a job only when the result needs one.
         let started = now_millis();
@@ -249,6 +270,9 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         let job = s
             .jobs
             .create(project, &job_id, LOCATION, cfg, "LARGE_RESULTS")?;
+        if let Some(r) = request_id {
+            s.jobs.remember_request(project, r, &key, &job);
+        }
         job.start();
         let out = Arc::new(out);
         job.finish(Ok(out.clone()));
@@ -265,8 +289,20 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
     let job = s
         .jobs
         .create(project, &job_id, LOCATION, cfg, "REQUESTED")?;
+    if let Some(r) = request_id {
+        s.jobs.remember_request(project, r, &key, &job);
+    }
     spawn(s, job.clone(), req, None);
-    if !job.wait(timeout_of(call.timeout_ms)).await {
+    answer(job, query_id, call.timeout_ms).await
+}
+
+/// A query's answer from its job: the result once done within the timeout, else pending.
+async fn answer(
+    job: Arc<Job>,
+    query_id: String,
+    timeout_ms: Option<u64>,
+) -> Result<QueryOutcome, BqError> {
+    if !job.wait(timeout_of(timeout_ms)).await {
         return Ok(QueryOutcome::Pending { job, query_id });
     }
     let out = finished(&job)?;

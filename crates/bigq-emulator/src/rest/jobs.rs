@@ -172,6 +172,10 @@ pub async fn query(
         timeout_ms: json_u64(body.get("timeoutMs")),
         job_optional: body.get("jobCreationMode").and_then(Value::as_str)
             == Some("JOB_CREATION_OPTIONAL"),
+        request_id: body
+            .get("requestId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         config: body.clone(),
     };
     let opts = EncodeOptions {

@@ -184,6 +184,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
         max_results: q.max_results.map(|m| m as usize),
         timeout_ms: q.timeout_ms.map(u64::from),
         job_optional: q.job_creation_mode == i32::from(JobCreationMode::JobCreationOptional),
+        request_id: Some(q.request_id.clone()),
     };
     let first = PageRequest {
         start: 0,
