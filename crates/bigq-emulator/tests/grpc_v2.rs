@@ -653,6 +653,31 @@ async fn jobs_insert_get_list_cancel_delete() {
         rest_of.jobs[0].job_reference.as_ref().unwrap().job_id,
         "my_job"
     );
+    // Creation time bounds: none created a minute from now, both DONE jobs before the end
+    // of time.
+    let later = c
+        .jobs
+        .list_jobs(ListJobsRequest {
+            project_id: "p".into(),
+            min_creation_time: (got.statistics.as_ref().unwrap().creation_time + 60_000) as u64,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(later.jobs.is_empty());
+    let all = c
+        .jobs
+        .list_jobs(ListJobsRequest {
+            project_id: "p".into(),
+            max_creation_time: Some(u64::MAX),
+            state_filter: vec![0],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(all.jobs.len(), 2);
 
     // Duplicate id, cancel of a finished job, delete.
     let e = c

@@ -468,22 +468,39 @@ pub fn state_name(st: &JobState) -> &'static str {
     }
 }
 
-/// `jobs.list`: a project's jobs, newest first, those in `states` only when any is given
-/// (`PENDING`, `RUNNING`, `DONE`, any case); the page and the next page's token.
+/// Which jobs `jobs.list` reports.
+#[derive(Clone, Debug, Default)]
+pub struct JobFilter {
+    /// `stateFilter`: `PENDING`, `RUNNING`, `DONE` (any case); empty for all.
+    pub states: Vec<String>,
+    /// `minCreationTime`, ms: jobs created at or after it.
+    pub min_creation_time: Option<i64>,
+    /// `maxCreationTime`, ms: jobs created at or before it.
+    pub max_creation_time: Option<i64>,
+}
+
+impl JobFilter {
+    fn admits(&self, j: &Job) -> bool {
+        let st = state_name(&j.state());
+        (self.states.is_empty() || self.states.iter().any(|f| f.eq_ignore_ascii_case(st)))
+            && self.min_creation_time.is_none_or(|t| j.creation_time >= t)
+            && self.max_creation_time.is_none_or(|t| j.creation_time <= t)
+    }
+}
+
+/// `jobs.list`: a project's jobs, newest first, those `filter` admits; the page and the
+/// next page's token.
 pub fn list(
     s: &AppState,
     project: &str,
-    states: &[String],
+    filter: &JobFilter,
     page: PageRequest,
 ) -> (Vec<Arc<Job>>, Option<String>) {
     let jobs: Vec<Arc<Job>> = s
         .jobs
         .list(project)
         .into_iter()
-        .filter(|j| {
-            let st = state_name(&j.state());
-            states.is_empty() || states.iter().any(|f| f.eq_ignore_ascii_case(st))
-        })
+        .filter(|j| filter.admits(j))
         .collect();
     page.slice(&jobs)
 }

@@ -16,7 +16,9 @@ use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
 use super::{AppState, QueryParams, etag, int_param, ok, parse_body, raw_json};
 use crate::api::PageRequest;
-use crate::api::jobs::{self as core, InsertCall, InsertOutcome, QueryCall, QueryOutcome};
+use crate::api::jobs::{
+    self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
+};
 use crate::jobs::{Job, JobState};
 use crate::sql::engine::QueryOutput;
 
@@ -445,7 +447,18 @@ pub async fn list(
         .get("stateFilter")
         .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
-    let (jobs, next) = core::list(&s, &project, &states, page);
+    let filter = JobFilter {
+        states,
+        min_creation_time: int_param(&q, "minCreationTime")
+            .ok()
+            .flatten()
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        max_creation_time: int_param(&q, "maxCreationTime")
+            .ok()
+            .flatten()
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+    };
+    let (jobs, next) = core::list(&s, &project, &filter, page);
     let listed: Vec<Value> = jobs
         .iter()
         .map(|j| {

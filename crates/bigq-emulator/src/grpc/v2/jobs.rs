@@ -21,7 +21,9 @@ use super::convert::{
 };
 use super::results::{arrow_page, compression, struct_page};
 use crate::api::PageRequest;
-use crate::api::jobs::{self as core, InsertCall, InsertOutcome, QueryCall, QueryOutcome};
+use crate::api::jobs::{
+    self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
+};
 use crate::error::BqError;
 use crate::jobs::Job as CoreJob;
 use crate::rest::AppState;
@@ -479,7 +481,15 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
             Err(_) => Err(BqError::invalid(format!("Invalid state_filter {f}"))),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (jobs, next) = core::list(&s, &req.project_id, &states, page);
+    let filter = JobFilter {
+        states,
+        min_creation_time: (req.min_creation_time > 0)
+            .then(|| i64::try_from(req.min_creation_time).unwrap_or(i64::MAX)),
+        max_creation_time: req
+            .max_creation_time
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+    };
+    let (jobs, next) = core::list(&s, &req.project_id, &filter, page);
     Ok(JobList {
         kind: "bigquery#jobList".into(),
         etag: crate::rest::etag(jobs.len() as i64),
