@@ -1150,4 +1150,26 @@ async fn a_repeated_request_id_answers_with_the_first_job() {
     assert_ne!(changed.job_reference, first.job_reference);
     let count = c.sql("SELECT COUNT(*) AS n FROM ds.t").await;
     assert_eq!(row_json(&count.rows[0]), json!({"f": [{"v": "3"}]}));
+
+    // Short query mode: a statement answered without a job is not run again either, even
+    // when the retry asks for a job (as the bigquery crate's retries do).
+    let short = |mode: JobCreationMode| QueryRequest {
+        query: "INSERT INTO ds.t (id) VALUES (3)".into(),
+        request_id: "req-3".into(),
+        job_creation_mode: mode.into(),
+        ..Default::default()
+    };
+    let first = c
+        .query(short(JobCreationMode::JobCreationOptional))
+        .await
+        .unwrap();
+    assert!(first.job_reference.is_none());
+    assert_eq!(first.num_dml_affected_rows, Some(1));
+    let again = c
+        .query(short(JobCreationMode::JobCreationRequired))
+        .await
+        .unwrap();
+    assert_eq!(again.num_dml_affected_rows, Some(1));
+    let count = c.sql("SELECT COUNT(*) AS n FROM ds.t").await;
+    assert_eq!(row_json(&count.rows[0]), json!({"f": [{"v": "4"}]}));
 }

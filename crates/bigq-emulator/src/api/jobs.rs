@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::PageRequest;
 use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
-use crate::jobs::{Job, JobState};
+use crate::jobs::{Job, JobState, RequestAnswer};
 use crate::rest::AppState;
 use crate::sql::engine::{QueryOutput, QueryRequest};
 use crate::sql::params::Params;
@@ -250,19 +250,36 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
     let query_id = format!("query_{}", uuid::Uuid::new_v4().simple());
     let request_id = call.request_id.as_deref().filter(|r| !r.is_empty());
     let key = request_key(&call.config);
-    if let Some(job) = request_id.and_then(|r| s.jobs.by_request(project, r, &key)) {
-        return answer(job, query_id, call.timeout_ms).await;
+    match request_id.and_then(|r| s.jobs.by_request(project, r, &key)) {
+        Some(RequestAnswer::Job(job)) => return answer(job, query_id, call.timeout_ms).await,
+        Some(RequestAnswer::Jobless(out, times)) => {
+            return Ok(QueryOutcome::Done {
+                job: None,
+                out,
+                query_id,
+                times,
+            });
+        }
+        None => {}
     }
     if call.job_optional && s.query_delay.is_zero() {
         // Short query mode: run now; create a job only when the result needs one.
         let started = now_millis();
         let out = run_guarded(s, req).await?;
         if fits_first_page(&out, call.max_results) {
+            let out = Arc::new(out);
+            let times = (created, started, now_millis());
+            // job.proto: read-only queries may ignore the request id; a statement that
+            // changed something is remembered so that a retry does not run it again.
+            if let Some(r) = request_id.filter(|_| !out.returns_rows) {
+                let a = RequestAnswer::Jobless(out.clone(), times);
+                s.jobs.remember_request(project, r, &key, a);
+            }
             return Ok(QueryOutcome::Done {
                 job: None,
-                out: Arc::new(out),
+                out,
                 query_id,
-                times: (created, started, now_millis()),
+                times,
             });
         }
         let job_id = new_job_id();
@@ -271,7 +288,8 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
             .jobs
             .create(project, &job_id, LOCATION, cfg, "LARGE_RESULTS")?;
         if let Some(r) = request_id {
-            s.jobs.remember_request(project, r, &key, &job);
+            s.jobs
+                .remember_request(project, r, &key, RequestAnswer::Job(job.clone()));
         }
         job.start();
         let out = Arc::new(out);
@@ -290,7 +308,8 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         .jobs
         .create(project, &job_id, LOCATION, cfg, "REQUESTED")?;
     if let Some(r) = request_id {
-        s.jobs.remember_request(project, r, &key, &job);
+        s.jobs
+            .remember_request(project, r, &key, RequestAnswer::Job(job.clone()));
     }
     spawn(s, job.clone(), req, None);
     answer(job, query_id, call.timeout_ms).await
