@@ -819,6 +819,38 @@ async fn datasets_and_tables_crud() {
     // REST sees the same dataset.
     let rest = c.rest_get("/datasets/one").await;
     assert_eq!(rest["description"], "the first");
+    // UpdateDataset replaces: what it leaves out is cleared.
+    let updated = c
+        .datasets
+        .update_dataset(UpdateOrPatchDatasetRequest {
+            project_id: "p".into(),
+            dataset_id: "two".into(),
+            dataset: Some(Dataset {
+                friendly_name: Some("Two".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(updated.friendly_name.as_deref(), Some("Two"));
+    let updated = c
+        .datasets
+        .update_dataset(UpdateOrPatchDatasetRequest {
+            project_id: "p".into(),
+            dataset_id: "two".into(),
+            dataset: Some(Dataset {
+                description: Some("second".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(updated.description.as_deref(), Some("second"));
+    assert_eq!(updated.friendly_name, None);
 
     let page = c
         .datasets
