@@ -935,6 +935,35 @@ async fn datasets_and_tables_crud() {
     assert_eq!(patched.schema.unwrap().fields.len(), 3);
     assert_eq!(patched.description.as_deref(), Some("a table"));
     assert_eq!(patched.num_rows, Some(1));
+    // The BASIC view leaves out the storage statistics (table.proto).
+    let basic = c
+        .tables
+        .get_table(GetTableRequest {
+            project_id: "p".into(),
+            dataset_id: "one".into(),
+            table_id: "t".into(),
+            view: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(basic.num_rows, None);
+    assert_eq!(basic.num_bytes, None);
+    assert_eq!(basic.schema.unwrap().fields.len(), 3);
+    let e = c
+        .tables
+        .get_table(GetTableRequest {
+            project_id: "p".into(),
+            dataset_id: "one".into(),
+            table_id: "t".into(),
+            view: 9,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(e.message(), "Invalid value for view: 9");
     let r = c.sql("SELECT id, note FROM one.t").await;
     assert_eq!(
         r.rows.iter().map(row_json).collect::<Vec<_>>(),

@@ -625,4 +625,12 @@ async fn tables_patch_and_a_query_result_table_through_tables_get() {
     assert_eq!(status, 200, "{t}");
     assert_eq!(t["numRows"], "1");
     assert_eq!(t["schema"]["fields"][0]["name"], "s");
+    let (_, basic) = c.get("/datasets/d/tables/t?view=BASIC").await;
+    assert!(basic.get("numRows").is_none(), "{basic}");
+    assert_eq!(basic["schema"]["fields"][0]["name"], "id");
+    let (_, full) = c.get("/datasets/d/tables/t?view=FULL").await;
+    assert_eq!(full["numRows"], "2");
+    let (status, e) = c.get("/datasets/d/tables/t?view=SOME").await;
+    assert_eq!(status, 400);
+    assert_eq!(e["error"]["message"], "Invalid value for view: SOME");
 }

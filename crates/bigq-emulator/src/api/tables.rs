@@ -43,6 +43,38 @@ pub struct TableListItem {
     pub creation_time: i64,
 }
 
+/// What `tables.get` includes (`view`): BASIC leaves out the storage statistics
+/// (numRows, numBytes, numLongTermBytes, lastModifiedTime); STORAGE_STATS, the default,
+/// and FULL include them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableView {
+    /// Schema and settings only.
+    Basic,
+    /// With storage statistics (the default).
+    #[default]
+    StorageStats,
+    /// Everything.
+    Full,
+}
+
+impl TableView {
+    /// From the enum name (`TABLE_METADATA_VIEW_UNSPECIFIED`, `BASIC`, `STORAGE_STATS`,
+    /// `FULL`).
+    pub fn parse(name: &str) -> Result<TableView, BqError> {
+        match name {
+            "" | "TABLE_METADATA_VIEW_UNSPECIFIED" | "STORAGE_STATS" => Ok(TableView::StorageStats),
+            "BASIC" => Ok(TableView::Basic),
+            "FULL" => Ok(TableView::Full),
+            other => Err(BqError::invalid(format!("Invalid value for view: {other}"))),
+        }
+    }
+
+    /// Whether the storage statistics are included.
+    pub fn storage_stats(self) -> bool {
+        self != TableView::Basic
+    }
+}
+
 /// `TABLE` or `VIEW`.
 pub fn type_name(table: &Table) -> &'static str {
     match table.kind {
