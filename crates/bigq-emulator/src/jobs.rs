@@ -90,10 +90,23 @@ impl Job {
 /// Jobs by (project, job id), and in creation order.
 type JobIndex = (HashMap<(String, String), Arc<Job>>, Vec<Arc<Job>>);
 
+/// Jobs by (project, `requestId`), with the query configuration that made them.
+type RequestIndex = HashMap<(String, String), (Value, RequestAnswer)>;
+
+/// What a request with a `requestId` was answered with.
+#[derive(Clone, Debug)]
+pub enum RequestAnswer {
+    /// The job it made.
+    Job(Arc<Job>),
+    /// A short query answered without a job: its result and creation / start / end times.
+    Jobless(Arc<QueryOutput>, (i64, i64, i64)),
+}
+
 /// All jobs, in creation order.
 #[derive(Debug, Default)]
 pub struct JobStore {
     inner: Mutex<JobIndex>,
+    requests: Mutex<RequestIndex>,
 }
 
 impl JobStore {
@@ -137,6 +150,38 @@ impl JobStore {
         g.0.get(&(project.to_string(), job_id.to_string()))
             .cloned()
             .ok_or_else(|| BqError::not_found(format!("Not found: Job {project}:{job_id}")))
+    }
+
+    /// Records what the request with `requestId` `request_id` and query configuration
+    /// `config` was answered with.
+    pub fn remember_request(
+        &self,
+        project: &str,
+        request_id: &str,
+        config: &Value,
+        answer: RequestAnswer,
+    ) {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                (project.to_string(), request_id.to_string()),
+                (config.clone(), answer),
+            );
+    }
+
+    /// The answer to an earlier request with this `requestId` and the same query
+    /// configuration, if any (a request that differs in its query is not a duplicate).
+    pub fn by_request(
+        &self,
+        project: &str,
+        request_id: &str,
+        config: &Value,
+    ) -> Option<RequestAnswer> {
+        let g = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(&(project.to_string(), request_id.to_string()))
+            .filter(|(c, _)| c == config)
+            .map(|(_, a)| a.clone())
     }
 
     /// A project's jobs, newest first.

@@ -569,3 +569,68 @@ async fn array_subqueries_and_null_arrays() {
         vec![json!([{"v": "2"}, {"v": "4"}]), json!([])]
     );
 }
+
+#[tokio::test]
+async fn tables_patch_and_a_query_result_table_through_tables_get() {
+    let c = Ctx::new().await;
+    c.dataset("d").await;
+    c.query("CREATE TABLE d.t (id INT64 NOT NULL)").await;
+    c.query("INSERT INTO d.t VALUES (1), (2)").await;
+    let (status, t) = c
+        .send(
+            reqwest::Method::PATCH,
+            "/datasets/d/tables/t",
+            Some(json!({"description": "ids", "schema": {"fields": [
+                {"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
+                {"name": "note", "type": "STRING"}]}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["description"], "ids");
+    assert_eq!(t["schema"]["fields"][1]["name"], "note");
+    assert_eq!(t["numRows"], "2");
+    let v = c.query("SELECT id, note FROM d.t ORDER BY id").await;
+    assert_eq!(
+        cells(&v),
+        vec![vec![json!("1"), Value::Null], vec![json!("2"), Value::Null]]
+    );
+    let (status, e) = c
+        .send(
+            reqwest::Method::PUT,
+            "/datasets/d/tables/t",
+            Some(json!({"schema": {"fields": [{"name": "other", "type": "STRING"}]}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Provided Schema does not match Table p:d.t"),
+        "{e}"
+    );
+
+    // A query job's anonymous destination table is a table like any other for tables.get.
+    let v = c.query("SELECT 'x' AS s").await;
+    let id = v["jobReference"]["jobId"].as_str().unwrap().to_string();
+    let (_, job) = c.get(&format!("/jobs/{id}")).await;
+    let dest = &job["configuration"]["query"]["destinationTable"];
+    let (status, t) = c
+        .get(&format!(
+            "/datasets/{}/tables/{}",
+            dest["datasetId"].as_str().unwrap(),
+            dest["tableId"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["numRows"], "1");
+    assert_eq!(t["schema"]["fields"][0]["name"], "s");
+    let (_, basic) = c.get("/datasets/d/tables/t?view=BASIC").await;
+    assert!(basic.get("numRows").is_none(), "{basic}");
+    assert_eq!(basic["schema"]["fields"][0]["name"], "id");
+    let (_, full) = c.get("/datasets/d/tables/t?view=FULL").await;
+    assert_eq!(full["numRows"], "2");
+    let (status, e) = c.get("/datasets/d/tables/t?view=SOME").await;
+    assert_eq!(status, 400);
+    assert_eq!(e["error"]["message"], "Invalid value for view: SOME");
+}

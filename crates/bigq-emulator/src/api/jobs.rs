@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::PageRequest;
 use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
-use crate::jobs::{Job, JobState};
+use crate::jobs::{Job, JobState, RequestAnswer};
 use crate::rest::AppState;
 use crate::sql::engine::{QueryOutput, QueryRequest};
 use crate::sql::params::Params;
@@ -41,6 +41,9 @@ pub struct QueryCall {
     pub timeout_ms: Option<u64>,
     /// `jobCreationMode` is `JOB_CREATION_OPTIONAL`.
     pub job_optional: bool,
+    /// `requestId`: a repeat of a request that made a job answers with that job (job.proto:
+    /// the same query, parameters and settings; `timeoutMs` and the like aside).
+    pub request_id: Option<String>,
 }
 
 /// What `jobs.query` answers.
@@ -107,6 +110,29 @@ fn engine_request(project: &str, cfg: &Value, dry_run: bool) -> Result<QueryRequ
     })
 }
 
+/// Request fields that are not part of a job's query configuration.
+const NOT_CONFIGURATION: [&str; 9] = [
+    "maxResults",
+    "timeoutMs",
+    "jobCreationMode",
+    "formatOptions",
+    "kind",
+    "requestId",
+    "location",
+    "dryRun",
+    "jobTimeoutMs",
+];
+
+/// What makes two requests with one `requestId` duplicates: the query configuration,
+/// without the paging, waiting and format settings.
+fn request_key(cfg: &Value) -> Value {
+    let mut q = cfg.as_object().cloned().unwrap_or_default();
+    for k in NOT_CONFIGURATION {
+        q.remove(k);
+    }
+    Value::Object(q)
+}
+
 /// The `configuration` BigQuery reports for a query job.
 fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) -> Value {
     let mut q = cfg.as_object().cloned().unwrap_or_default();
@@ -118,17 +144,7 @@ fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) ->
         .or_insert("WRITE_TRUNCATE".into());
     q.entry("priority").or_insert("INTERACTIVE".into());
     q.entry("useLegacySql").or_insert(false.into());
-    for k in [
-        "maxResults",
-        "timeoutMs",
-        "jobCreationMode",
-        "formatOptions",
-        "kind",
-        "requestId",
-        "location",
-        "dryRun",
-        "jobTimeoutMs",
-    ] {
+    for k in NOT_CONFIGURATION {
         q.remove(k);
     }
     let mut c = json!({"query": q, "jobType": "QUERY"});
@@ -232,16 +248,38 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         });
     }
     let query_id = format!("query_{}", uuid::Uuid::new_v4().simple());
+    let request_id = call.request_id.as_deref().filter(|r| !r.is_empty());
+    let key = request_key(&call.config);
+    match request_id.and_then(|r| s.jobs.by_request(project, r, &key)) {
+        Some(RequestAnswer::Job(job)) => return answer(job, query_id, call.timeout_ms).await,
+        Some(RequestAnswer::Jobless(out, times)) => {
+            return Ok(QueryOutcome::Done {
+                job: None,
+                out,
+                query_id,
+                times,
+            });
+        }
+        None => {}
+    }
     if call.job_optional && s.query_delay.is_zero() {
         // Short query mode: run now; create a job only when the result needs one.
         let started = now_millis();
         let out = run_guarded(s, req).await?;
         if fits_first_page(&out, call.max_results) {
+            let out = Arc::new(out);
+            let times = (created, started, now_millis());
+            // job.proto: read-only queries may ignore the request id; a statement that
+            // changed something is remembered so that a retry does not run it again.
+            if let Some(r) = request_id.filter(|_| !out.returns_rows) {
+                let a = RequestAnswer::Jobless(out.clone(), times);
+                s.jobs.remember_request(project, r, &key, a);
+            }
             return Ok(QueryOutcome::Done {
                 job: None,
-                out: Arc::new(out),
+                out,
                 query_id,
-                times: (created, started, now_millis()),
+                times,
             });
         }
         let job_id = new_job_id();
@@ -249,6 +287,10 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         let job = s
             .jobs
             .create(project, &job_id, LOCATION, cfg, "LARGE_RESULTS")?;
+        if let Some(r) = request_id {
+            s.jobs
+                .remember_request(project, r, &key, RequestAnswer::Job(job.clone()));
+        }
         job.start();
         let out = Arc::new(out);
         job.finish(Ok(out.clone()));
@@ -265,8 +307,21 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
     let job = s
         .jobs
         .create(project, &job_id, LOCATION, cfg, "REQUESTED")?;
+    if let Some(r) = request_id {
+        s.jobs
+            .remember_request(project, r, &key, RequestAnswer::Job(job.clone()));
+    }
     spawn(s, job.clone(), req, None);
-    if !job.wait(timeout_of(call.timeout_ms)).await {
+    answer(job, query_id, call.timeout_ms).await
+}
+
+/// A query's answer from its job: the result once done within the timeout, else pending.
+async fn answer(
+    job: Arc<Job>,
+    query_id: String,
+    timeout_ms: Option<u64>,
+) -> Result<QueryOutcome, BqError> {
+    if !job.wait(timeout_of(timeout_ms)).await {
         return Ok(QueryOutcome::Pending { job, query_id });
     }
     let out = finished(&job)?;
@@ -337,7 +392,7 @@ pub enum InsertOutcome {
         /// The configuration as reported.
         configuration: Value,
         /// The validated statement.
-        out: QueryOutput,
+        out: Box<QueryOutput>,
         /// The location.
         location: String,
         /// When, ms.
@@ -379,7 +434,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         }
     };
     if call.dry_run {
-        let out = run_guarded(s, req).await?;
+        let out = Box::new(run_guarded(s, req).await?);
         return Ok(InsertOutcome::DryRun {
             configuration: cfg,
             out,
@@ -432,22 +487,39 @@ pub fn state_name(st: &JobState) -> &'static str {
     }
 }
 
-/// `jobs.list`: a project's jobs, newest first, those in `states` only when any is given
-/// (`PENDING`, `RUNNING`, `DONE`, any case); the page and the next page's token.
+/// Which jobs `jobs.list` reports.
+#[derive(Clone, Debug, Default)]
+pub struct JobFilter {
+    /// `stateFilter`: `PENDING`, `RUNNING`, `DONE` (any case); empty for all.
+    pub states: Vec<String>,
+    /// `minCreationTime`, ms: jobs created at or after it.
+    pub min_creation_time: Option<i64>,
+    /// `maxCreationTime`, ms: jobs created at or before it.
+    pub max_creation_time: Option<i64>,
+}
+
+impl JobFilter {
+    fn admits(&self, j: &Job) -> bool {
+        let st = state_name(&j.state());
+        (self.states.is_empty() || self.states.iter().any(|f| f.eq_ignore_ascii_case(st)))
+            && self.min_creation_time.is_none_or(|t| j.creation_time >= t)
+            && self.max_creation_time.is_none_or(|t| j.creation_time <= t)
+    }
+}
+
+/// `jobs.list`: a project's jobs, newest first, those `filter` admits; the page and the
+/// next page's token.
 pub fn list(
     s: &AppState,
     project: &str,
-    states: &[String],
+    filter: &JobFilter,
     page: PageRequest,
 ) -> (Vec<Arc<Job>>, Option<String>) {
     let jobs: Vec<Arc<Job>> = s
         .jobs
         .list(project)
         .into_iter()
-        .filter(|j| {
-            let st = state_name(&j.state());
-            states.is_empty() || states.iter().any(|f| f.eq_ignore_ascii_case(st))
-        })
+        .filter(|j| filter.admits(j))
         .collect();
     page.slice(&jobs)
 }

@@ -8,7 +8,7 @@ use super::PageRequest;
 use crate::catalog::{Table, TableKind, TableRef, now_millis};
 use crate::error::BqError;
 use crate::rest::AppState;
-use crate::sql::engine::QueryRequest;
+use crate::sql::engine::{QueryRequest, result_table};
 use crate::sql::rewrite::NameContext;
 
 /// What a new table is made of.
@@ -41,6 +41,38 @@ pub struct TableListItem {
     pub is_view: bool,
     /// Creation time, ms.
     pub creation_time: i64,
+}
+
+/// What `tables.get` includes (`view`): BASIC leaves out the storage statistics
+/// (numRows, numBytes, numLongTermBytes, lastModifiedTime); STORAGE_STATS, the default,
+/// and FULL include them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableView {
+    /// Schema and settings only.
+    Basic,
+    /// With storage statistics (the default).
+    #[default]
+    StorageStats,
+    /// Everything.
+    Full,
+}
+
+impl TableView {
+    /// From the enum name (`TABLE_METADATA_VIEW_UNSPECIFIED`, `BASIC`, `STORAGE_STATS`,
+    /// `FULL`).
+    pub fn parse(name: &str) -> Result<TableView, BqError> {
+        match name {
+            "" | "TABLE_METADATA_VIEW_UNSPECIFIED" | "STORAGE_STATS" => Ok(TableView::StorageStats),
+            "BASIC" => Ok(TableView::Basic),
+            "FULL" => Ok(TableView::Full),
+            other => Err(BqError::invalid(format!("Invalid value for view: {other}"))),
+        }
+    }
+
+    /// Whether the storage statistics are included.
+    pub fn storage_stats(self) -> bool {
+        self != TableView::Basic
+    }
 }
 
 /// `TABLE` or `VIEW`.
@@ -87,9 +119,22 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
     s.catalog.read().table(t)
 }
 
-/// `tables.get`.
+/// `tables.get`: a catalog table, or a query job's anonymous destination table (which
+/// BigQuery serves like any other table until it expires).
 pub fn get(s: &AppState, t: &TableRef) -> Result<Arc<Table>, BqError> {
-    s.catalog.read().table(t)
+    let found = s.catalog.read().table(t);
+    match found {
+        Ok(table) => Ok(table),
+        Err(not_found) => {
+            let Some(job) = s.jobs.by_destination(&t.project, &t.dataset, &t.table) else {
+                return Err(not_found);
+            };
+            match job.state().result {
+                Some(Ok(out)) if out.returns_rows => Ok(Arc::new(result_table(&out)?)),
+                _ => Err(not_found),
+            }
+        }
+    }
 }
 
 /// Checks that `new` only appends NULLABLE or REPEATED columns to `old`.

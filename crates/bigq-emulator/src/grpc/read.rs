@@ -30,7 +30,7 @@ use super::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::rest::AppState;
-use crate::sql::engine::{Engine, QueryRequest, result_table};
+use crate::sql::engine::{Engine, QueryRequest};
 use crate::sql::rewrite::NameContext;
 
 /// Fewer rows than this per stream and BigQuery would not split a table further: a small
@@ -304,30 +304,13 @@ impl ReadService {
 
     /// The table a session reads: a catalog table, or a query job's anonymous result.
     fn source(&self, t: &TableRef) -> BqResult<Arc<Table>> {
-        let found = self.app.catalog.read().table(t);
-        match found {
-            Ok(table) => {
-                if let TableKind::View { .. } = table.kind {
-                    return Err(invalid(format!(
-                        "request failed: {t} is a view; the Storage Read API reads tables"
-                    )));
-                }
-                Ok(table)
-            }
-            Err(not_found) => {
-                let Some(job) = self
-                    .app
-                    .jobs
-                    .by_destination(&t.project, &t.dataset, &t.table)
-                else {
-                    return Err(not_found);
-                };
-                match job.state().result {
-                    Some(Ok(out)) if out.returns_rows => Ok(Arc::new(result_table(&out)?)),
-                    _ => Err(not_found),
-                }
-            }
+        let table = crate::api::tables::get(&self.app, t)?;
+        if let TableKind::View { .. } = table.kind {
+            return Err(invalid(format!(
+                "request failed: {t} is a view; the Storage Read API reads tables"
+            )));
         }
+        Ok(table)
     }
 
     /// `CreateReadSession`.

@@ -16,7 +16,9 @@ use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
 use super::{AppState, QueryParams, etag, int_param, ok, parse_body, raw_json};
 use crate::api::PageRequest;
-use crate::api::jobs::{self as core, InsertCall, InsertOutcome, QueryCall, QueryOutcome};
+use crate::api::jobs::{
+    self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
+};
 use crate::jobs::{Job, JobState};
 use crate::sql::engine::QueryOutput;
 
@@ -172,6 +174,10 @@ pub async fn query(
         timeout_ms: json_u64(body.get("timeoutMs")),
         job_optional: body.get("jobCreationMode").and_then(Value::as_str)
             == Some("JOB_CREATION_OPTIONAL"),
+        request_id: body
+            .get("requestId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         config: body.clone(),
     };
     let opts = EncodeOptions {
@@ -441,7 +447,18 @@ pub async fn list(
         .get("stateFilter")
         .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
-    let (jobs, next) = core::list(&s, &project, &states, page);
+    let filter = JobFilter {
+        states,
+        min_creation_time: int_param(&q, "minCreationTime")
+            .ok()
+            .flatten()
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        max_creation_time: int_param(&q, "maxCreationTime")
+            .ok()
+            .flatten()
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+    };
+    let (jobs, next) = core::list(&s, &project, &filter, page);
     let listed: Vec<Value> = jobs
         .iter()
         .map(|j| {

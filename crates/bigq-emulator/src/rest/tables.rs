@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::encode::{self, EncodeOptions};
 use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_body, raw_json};
 use crate::api::PageRequest;
-use crate::api::tables::{self as core, TablePatch, TableSpec};
+use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
@@ -114,10 +114,33 @@ pub async fn insert(
 pub async fn get(
     State(s): State<Arc<AppState>>,
     Path((project, dataset, table)): Path<(String, String, String)>,
+    Query(q): Query<QueryParams>,
 ) -> Response {
+    let view = match TableView::parse(q.get("view").map_or("", String::as_str)) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
     let t = tref(project, dataset, table);
     match core::get(&s, &t) {
-        Ok(table) => ok(&resource(&s, &t, &table)),
+        Ok(table) => {
+            let mut v = resource(&s, &t, &table);
+            if !view.storage_stats()
+                && let Some(m) = v.as_object_mut()
+            {
+                for k in [
+                    "numBytes",
+                    "numLongTermBytes",
+                    "numRows",
+                    "lastModifiedTime",
+                    "numTotalLogicalBytes",
+                    "numActiveLogicalBytes",
+                    "numLongTermLogicalBytes",
+                ] {
+                    m.remove(k);
+                }
+            }
+            ok(&v)
+        }
         Err(e) => e.into_response(),
     }
 }

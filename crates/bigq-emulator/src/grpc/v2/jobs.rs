@@ -21,7 +21,9 @@ use super::convert::{
 };
 use super::results::{arrow_page, compression, struct_page};
 use crate::api::PageRequest;
-use crate::api::jobs::{self as core, InsertCall, InsertOutcome, QueryCall, QueryOutcome};
+use crate::api::jobs::{
+    self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
+};
 use crate::error::BqError;
 use crate::jobs::Job as CoreJob;
 use crate::rest::AppState;
@@ -49,12 +51,34 @@ fn query_config(q: &QueryRequest) -> Result<Value, BqError> {
     Ok(c)
 }
 
+/// How struct-encoded cells are written: `use_int64_timestamp`, or
+/// `timestamp_output_format` FLOAT64 (the default) / INT64.
 fn encode_options(
     f: Option<&gcloud_sdk::google::cloud::bigquery::v2::DataFormatOptions>,
-) -> EncodeOptions {
-    EncodeOptions {
-        int64_timestamp: f.is_some_and(|f| f.use_int64_timestamp),
-    }
+) -> Result<EncodeOptions, BqError> {
+    use gcloud_sdk::google::cloud::bigquery::v2::data_format_options::TimestampOutputFormat as T;
+    let Some(f) = f else {
+        return Ok(EncodeOptions::default());
+    };
+    let int64 = match T::try_from(f.timestamp_output_format) {
+        Ok(T::Unspecified) => f.use_int64_timestamp,
+        Ok(T::Float64) => false,
+        Ok(T::Int64) => true,
+        Ok(T::Iso8601String) => {
+            return Err(BqError::unsupported(
+                "timestamp_output_format ISO8601_STRING",
+            ));
+        }
+        Err(_) => {
+            return Err(BqError::invalid(format!(
+                "Invalid timestamp_output_format {}",
+                f.timestamp_output_format
+            )));
+        }
+    };
+    Ok(EncodeOptions {
+        int64_timestamp: int64,
+    })
 }
 
 fn job_reference(job: &CoreJob) -> JobReference {
@@ -78,11 +102,11 @@ fn reason_code(reason: &str) -> i32 {
 fn dml_stats(out: &QueryOutput) -> (Option<i64>, Option<DmlStats>) {
     match out.dml {
         Some(d) => (
-            Some(d.affected() as i64),
+            Some(d.affected()),
             Some(DmlStats {
-                inserted_row_count: Some(d.inserted as i64),
-                deleted_row_count: Some(d.deleted as i64),
-                updated_row_count: Some(d.updated as i64),
+                inserted_row_count: Some(d.inserted),
+                deleted_row_count: Some(d.deleted),
+                updated_row_count: Some(d.updated),
                 ..Default::default()
             }),
         ),
@@ -153,7 +177,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
             )));
         }
     };
-    let opts = encode_options(q.format_options.as_ref());
+    let opts = encode_options(q.format_options.as_ref())?;
     let project = req.project_id.clone();
     let call = QueryCall {
         project: project.clone(),
@@ -162,6 +186,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
         max_results: q.max_results.map(|m| m as usize),
         timeout_ms: q.timeout_ms.map(u64::from),
         job_optional: q.job_creation_mode == i32::from(JobCreationMode::JobCreationOptional),
+        request_id: Some(q.request_id.clone()),
     };
     let first = PageRequest {
         start: 0,
@@ -241,7 +266,7 @@ pub async fn get_query_results(
     } else {
         PageRequest::from_token(Some(&req.page_token), req.max_results.map(|m| m as usize))?
     };
-    let opts = encode_options(req.format_options.as_ref());
+    let opts = encode_options(req.format_options.as_ref())?;
     let (job, out) = core::query_results(
         &s,
         &req.project_id,
@@ -456,7 +481,15 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
             Err(_) => Err(BqError::invalid(format!("Invalid state_filter {f}"))),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (jobs, next) = core::list(&s, &req.project_id, &states, page);
+    let filter = JobFilter {
+        states,
+        min_creation_time: (req.min_creation_time > 0)
+            .then(|| i64::try_from(req.min_creation_time).unwrap_or(i64::MAX)),
+        max_creation_time: req
+            .max_creation_time
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+    };
+    let (jobs, next) = core::list(&s, &req.project_id, &filter, page);
     Ok(JobList {
         kind: "bigquery#jobList".into(),
         etag: crate::rest::etag(jobs.len() as i64),

@@ -5,9 +5,7 @@
 
 use arrow_ipc::CompressionType;
 use datafusion::arrow::compute::concat_batches;
-use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::{
-    CompressionCodec, PicosTimestampPrecision,
-};
+use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::CompressionCodec;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
 };
@@ -95,16 +93,13 @@ pub fn compression(
     let Some(o) = opts else {
         return Ok(None);
     };
-    match PicosTimestampPrecision::try_from(o.picos_timestamp_precision) {
-        Ok(
-            PicosTimestampPrecision::Unspecified
-            | PicosTimestampPrecision::TimestampPrecisionMicros,
-        ) => {}
-        _ => {
-            return Err(BqError::unsupported(
-                "picos_timestamp_precision other than microseconds",
-            ));
-        }
+    // arrow.proto: the precision applies only to TIMESTAMP_PICOS columns, which the
+    // emulator never has; any defined value is accepted, an undefined one refused.
+    if !(0..=3).contains(&o.picos_timestamp_precision) {
+        return Err(BqError::invalid(format!(
+            "Invalid picos_timestamp_precision {}",
+            o.picos_timestamp_precision
+        )));
     }
     match CompressionCodec::try_from(o.buffer_compression) {
         Ok(CompressionCodec::CompressionUnspecified) => Ok(None),
@@ -171,4 +166,137 @@ pub fn arrow_page(
         rows: n,
         next: (end < total).then(|| end.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::sql::engine::{Engine, QueryRequest};
+    use arrow_ipc::reader::StreamReader;
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+
+    async fn run(sql: &str) -> QueryOutput {
+        let engine = Engine::new(Catalog::new());
+        engine
+            .execute(&QueryRequest {
+                sql: sql.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+    }
+
+    #[test]
+    fn json_maps_onto_protobuf_values() {
+        let v =
+            json_to_proto(serde_json::json!({"f": [{"v": "1"}, {"v": null}, {"v": [{"v": "a"}]}]}));
+        let Some(Kind::StructValue(row)) = v.kind else {
+            panic!("not a struct");
+        };
+        let Some(Kind::ListValue(cells)) = &row.fields["f"].kind else {
+            panic!("no f list");
+        };
+        assert_eq!(cells.values.len(), 3);
+        let cell = |i: usize| match &cells.values[i].kind {
+            Some(Kind::StructValue(s)) => s.fields["v"].kind.clone(),
+            _ => None,
+        };
+        assert_eq!(cell(0), Some(Kind::StringValue("1".into())));
+        assert_eq!(cell(1), Some(Kind::NullValue(0)));
+        assert!(matches!(cell(2), Some(Kind::ListValue(l)) if l.values.len() == 1));
+    }
+
+    #[tokio::test]
+    async fn pages_cut_at_max_and_name_the_next_row() {
+        let out = run("SELECT n FROM UNNEST(GENERATE_ARRAY(1, 7)) AS n ORDER BY n").await;
+        let p = struct_page(
+            &out,
+            PageRequest {
+                start: 0,
+                max: Some(3),
+            },
+            EncodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((p.rows.len(), p.next.as_deref()), (3, Some("3")));
+        let p = struct_page(
+            &out,
+            PageRequest {
+                start: 6,
+                max: Some(3),
+            },
+            EncodeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((p.rows.len(), p.next), (1, None));
+        let p = struct_page(
+            &out,
+            PageRequest {
+                start: 9,
+                max: None,
+            },
+            EncodeOptions::default(),
+        )
+        .unwrap();
+        assert!(p.rows.is_empty());
+
+        let a = arrow_page(
+            &out,
+            PageRequest {
+                start: 3,
+                max: Some(2),
+            },
+            Some(CompressionType::ZSTD),
+        )
+        .unwrap();
+        assert_eq!((a.rows, a.next.as_deref()), (2, Some("5")));
+        let mut bytes = a.schema.serialized_schema.clone();
+        bytes.extend_from_slice(&a.batch.serialized_record_batch);
+        let batches: Vec<_> = StreamReader::try_new(std::io::Cursor::new(bytes), None)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let n = batches[0].column(0).as_primitive::<Int64Type>();
+        assert_eq!(n.values().to_vec(), [4, 5]);
+        // No rows: the schema and a zero-byte batch.
+        let a = arrow_page(
+            &out,
+            PageRequest {
+                start: 7,
+                max: None,
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(a.rows, 0);
+        assert!(a.batch.serialized_record_batch.is_empty());
+        assert!(!a.schema.serialized_schema.is_empty());
+    }
+
+    #[test]
+    fn compression_options_map_or_are_refused() {
+        let o = |c: i32, p: i32| ArrowSerializationOptions {
+            buffer_compression: c,
+            picos_timestamp_precision: p,
+        };
+        assert_eq!(compression(None).unwrap(), None);
+        assert_eq!(
+            compression(Some(&o(1, 0))).unwrap(),
+            Some(CompressionType::LZ4_FRAME)
+        );
+        assert_eq!(
+            compression(Some(&o(2, 3))).unwrap(),
+            Some(CompressionType::ZSTD)
+        );
+        assert_eq!(
+            compression(Some(&o(3, 0))).unwrap_err().message,
+            "Invalid buffer_compression 3"
+        );
+        assert_eq!(
+            compression(Some(&o(0, -1))).unwrap_err().message,
+            "Invalid picos_timestamp_precision -1"
+        );
+    }
 }

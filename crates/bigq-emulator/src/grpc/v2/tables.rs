@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use gcloud_sdk::google::cloud::bigquery::v2::get_table_request::TableMetadataView;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     DeleteTableRequest, GetTableRequest, InsertTableRequest, ListFormatTable, ListFormatView,
     ListTablesRequest, Table, TableList, TableReference, UpdateOrPatchTableRequest, ViewDefinition,
@@ -9,7 +10,7 @@ use gcloud_sdk::google::cloud::bigquery::v2::{
 
 use super::convert::{schema_from_proto, schema_to_proto};
 use crate::api::PageRequest;
-use crate::api::tables::{self as core, TablePatch, TableSpec, type_name};
+use crate::api::tables::{self as core, TablePatch, TableSpec, TableView, type_name};
 use crate::catalog::{Table as CoreTable, TableKind, TableRef};
 use crate::error::BqError;
 use crate::rest::{AppState, etag};
@@ -66,9 +67,28 @@ fn message(s: &AppState, t: &TableRef, table: &CoreTable) -> Table {
 
 /// `GetTable`.
 pub async fn get(s: Arc<AppState>, req: GetTableRequest) -> Result<Table, BqError> {
+    let view = match TableMetadataView::try_from(req.view) {
+        Ok(v) => TableView::parse(v.as_str_name())?,
+        Err(_) => {
+            return Err(BqError::invalid(format!(
+                "Invalid value for view: {}",
+                req.view
+            )));
+        }
+    };
     let t = table_ref(&req.project_id, &req.dataset_id, &req.table_id);
     let table = core::get(&s, &t)?;
-    Ok(message(&s, &t, &table))
+    let mut m = message(&s, &t, &table);
+    if !view.storage_stats() {
+        m.num_bytes = None;
+        m.num_long_term_bytes = None;
+        m.num_rows = None;
+        m.last_modified_time = 0;
+        m.num_total_logical_bytes = None;
+        m.num_active_logical_bytes = None;
+        m.num_long_term_logical_bytes = None;
+    }
+    Ok(m)
 }
 
 /// `InsertTable`.
