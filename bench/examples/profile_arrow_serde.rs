@@ -11,10 +11,19 @@
 //! bigq and the `bigquery` crate round by round (so a load that comes and goes hits both)
 //! and prints the median and fastest round of each, in wall time and (on Linux) in time
 //! on the CPU, which a busy machine's waits for a core do not inflate.
+//!
+//! The same for the Storage Write encoders of `benches/storage_write_encode.rs` (the rows
+//! decoded once, then encoded into protobuf, NUMERIC packed): `write-bigq`,
+//! `write-bigquery`, and `write-compare`, which alternates them.
 
 #[allow(dead_code)]
 #[path = "../benches/scan_table/mod.rs"]
 mod scan_table;
+#[path = "../benches/write_table/mod.rs"]
+mod write_table;
+
+use bigq_codec::proto::NumericEncoding;
+use bigquery::BigQueryWriteCodecBench;
 
 use std::time::{Duration, Instant};
 
@@ -85,6 +94,41 @@ fn main() {
     let mut bigq_std: Vec<StdRow> = Vec::with_capacity(BATCH);
     let mut other: Vec<BigqueryRow> = Vec::with_capacity(BATCH);
     let mut other_std: Vec<StdRow> = Vec::with_capacity(BATCH);
+    if let Some(write) = which.strip_prefix("write-") {
+        let native: Vec<BigqRow> = decode_bigq(&batches);
+        let theirs: Vec<BigqueryRow> = decode_bigquery(&batches);
+        let mut out = Vec::with_capacity(4096);
+        let mut ours = write_table::bigq_encoder(NumericEncoding::Packed);
+        let mut other = BigQueryWriteCodecBench::new(&write_table::bigquery_schema());
+        let mut encode_ours = |out: &mut Vec<u8>| {
+            write_table::encode_bigq(&mut ours, &native, out);
+            native.len()
+        };
+        let mut encode_other = |out: &mut Vec<u8>| {
+            write_table::encode_bigquery(&mut other, &theirs, out);
+            theirs.len()
+        };
+        match write {
+            "compare" => {
+                let (mut a, mut b) = (vec![], vec![]);
+                for _ in 0..rounds {
+                    a.push(timed(|| encode_ours(&mut out)));
+                    b.push(timed(|| encode_other(&mut out)));
+                }
+                let (a, b) = (summary("bigq/encode", a), summary("bigquery/encode", b));
+                ratio(a, b);
+            }
+            "bigq" => {
+                let t: Vec<_> = (0..rounds).map(|_| timed(|| encode_ours(&mut out))).collect();
+                summary("bigq/encode", t);
+            }
+            _ => {
+                let t: Vec<_> = (0..rounds).map(|_| timed(|| encode_other(&mut out))).collect();
+                summary("bigquery/encode", t);
+            }
+        }
+        return;
+    }
     match which.as_str() {
         "compare" => {
             let (mut a, mut b, mut c, mut d) = (vec![], vec![], vec![], vec![]);
