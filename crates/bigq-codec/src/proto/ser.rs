@@ -28,7 +28,15 @@ use crate::{CodecError, CodecErrorKind};
 
 /// The error inside the serializer: a [`CodecError`] with what is known so far.
 #[derive(Debug)]
-pub(crate) struct EncodeError(pub(crate) CodecError);
+pub(crate) struct EncodeError(pub(crate) Box<CodecError>);
+
+impl EncodeError {
+    /// Boxed, so that every `Result` of the serializer is one word, returned in a register.
+    #[cold]
+    fn new(e: CodecError) -> Self {
+        EncodeError(Box::new(e))
+    }
+}
 
 impl std::fmt::Display for EncodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,18 +48,18 @@ impl std::error::Error for EncodeError {}
 
 impl ser::Error for EncodeError {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        EncodeError(CodecError::new(CodecErrorKind::Serialize, msg.to_string()))
+        EncodeError::new(CodecError::new(CodecErrorKind::Serialize, msg.to_string()))
     }
 }
 
 type Result<T, E = EncodeError> = std::result::Result<T, E>;
 
 fn err(field: &FieldPlan, msg: impl Into<String>) -> EncodeError {
-    EncodeError(CodecError::new(CodecErrorKind::Serialize, msg).with_column(&field.path))
+    EncodeError::new(CodecError::new(CodecErrorKind::Serialize, msg).with_column(&field.path))
 }
 
 fn value_err(field: &FieldPlan, msg: impl Into<String>, value: impl AsRef<[u8]>) -> EncodeError {
-    EncodeError(
+    EncodeError::new(
         CodecError::new(CodecErrorKind::Value, msg)
             .with_column(&field.path)
             .with_value(value),
@@ -169,7 +177,7 @@ impl RowEncoder {
         std::mem::swap(&mut self.enc.out, out);
         result.map_err(|e| {
             out.truncate(start);
-            e.0
+            *e.0
         })
     }
 
@@ -194,7 +202,7 @@ struct RowSer<'a> {
 }
 
 fn not_a_row() -> EncodeError {
-    EncodeError(CodecError::new(
+    EncodeError::new(CodecError::new(
         CodecErrorKind::Serialize,
         "a row must serialize as a struct or a map",
     ))
@@ -322,23 +330,31 @@ impl<'a> StructEnc<'a> {
         } else {
             format!("{}.{key}", self.path)
         };
-        EncodeError(
+        EncodeError::new(
             CodecError::new(CodecErrorKind::Serialize, "not a column of the table")
                 .with_column(column),
         )
     }
 
-    #[inline]
+    /// The index of the field named `key`: the field at this position last time when `key`
+    /// is the same `&'static str` (serde's derived structs pass the same key every row), a
+    /// lookup by name otherwise.
+    #[inline(always)]
     fn field_index(&mut self, key: &'static str) -> Result<usize> {
         let pos = self.pos;
         self.pos += 1;
-        let cache = &mut self.enc.caches[self.msg.id];
-        if let Some(c) = cache.get(pos)
+        if let Some(c) = self.enc.caches[self.msg.id].get(pos)
             && c.address == key.as_ptr() as usize
             && c.len == key.len()
         {
             return Ok(c.index);
         }
+        self.field_index_slow(pos, key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn field_index_slow(&mut self, pos: usize, key: &'static str) -> Result<usize> {
         let index = self.msg.index_of(key).ok_or_else(|| self.unknown(key))?;
         let entry = CachedKey {
             address: key.as_ptr() as usize,
@@ -560,7 +576,7 @@ fn encode_field<T: Serialize + ?Sized>(enc: &mut Enc, field: &FieldPlan, value: 
             element: None,
         })
     };
-    r.map_err(|EncodeError(e)| EncodeError(e.with_column(&field.path)))
+    r.map_err(|EncodeError(e)| EncodeError::new(e.with_column(&field.path)))
 }
 
 /// A JSON value: text is written as is (it is the JSON document); any other value is
@@ -813,9 +829,16 @@ struct ValueSer<'a> {
 }
 
 /// What a `$bigq::*` newtype hands over.
+#[derive(Clone, Copy)]
 enum Raw {
     Int(i128),
     Bytes([u8; 32], usize),
+}
+
+/// Whether `a` is the magic name `b`: the same constant (the usual case) or equal text.
+#[inline]
+fn same_name(a: &'static str, b: &'static str) -> bool {
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 impl<'a> ValueSer<'a> {
@@ -904,7 +927,14 @@ impl<'a> ValueSer<'a> {
             ));
         }
         if self.field.numeric_packed {
-            return self.packed_int(&units.to_le_bytes());
+            // Two's complement, little-endian, in as few bytes as hold the value and its sign.
+            let sign_bits = if units < 0 {
+                units.leading_ones()
+            } else {
+                units.leading_zeros()
+            };
+            let n = ((129 - sign_bits as usize).div_ceil(8)).max(1);
+            return self.len_bytes(&units.to_le_bytes()[..n]);
         }
         // The same text the Arrow -> serde side writes for NUMERIC.
         match SmallDecimal::new(units, 9) {
@@ -974,7 +1004,7 @@ impl<'a> ValueSer<'a> {
             Kind::Timestamp => self.timestamp(as_i64()?),
             Kind::Time => self.time(as_i64()?),
             Kind::DateTime => self.datetime(as_i64()?),
-            _ => Err(EncodeError(
+            _ => Err(EncodeError::new(
                 mismatch(f, "an integer").0.with_value(v.to_string()),
             )),
         }
@@ -1059,7 +1089,7 @@ impl<'a> ValueSer<'a> {
             }
             Kind::Range => self.range_text(s),
             Kind::Int64 | Kind::Float64 | Kind::Bool | Kind::Bytes | Kind::Record => {
-                Err(EncodeError(mismatch(f, "a string").0.with_value(s)))
+                Err(EncodeError::new(mismatch(f, "a string").0.with_value(s)))
             }
         }
     }
@@ -1088,7 +1118,7 @@ impl<'a> ValueSer<'a> {
                 element: None,
             }
             .text_value(bound)
-            .map_err(|EncodeError(e)| EncodeError(e.with_column(&f.path)))?;
+            .map_err(|EncodeError(e)| EncodeError::new(e.with_column(&f.path)))?;
         }
         wire::end_len(&mut self.enc.out, len_start);
         Ok(())
@@ -1096,58 +1126,74 @@ impl<'a> ValueSer<'a> {
 
     /// A `$bigq::*` newtype's raw value, for the column of its type; any other column gets
     /// its text.
+    /// A raw value of bigq's value types (see [`Capture`]). The column's kind says which
+    /// one it should be, so the usual case costs one name comparison.
+    #[inline]
     fn raw(&mut self, name: &'static str, raw: Raw) -> Result<()> {
         let kind = self.field.kind;
-        match (name, raw) {
-            (magic::NUMERIC, Raw::Int(v)) if kind == Kind::Numeric => self.numeric(v),
-            (magic::DATE, Raw::Int(v)) if kind == Kind::Date => self.date(v as i64),
-            (magic::TIMESTAMP, Raw::Int(v)) if kind == Kind::Timestamp => self.timestamp(v as i64),
-            (magic::DATETIME, Raw::Int(v)) if kind == Kind::DateTime => self.datetime(v as i64),
-            (magic::TIME, Raw::Int(v)) if kind == Kind::Time => self.time(v as i64),
-            (magic::BIGNUMERIC, Raw::Bytes(b, 32)) if kind == Kind::BigNumeric => {
-                self.bignumeric(i256::from_le_bytes(b))
-            }
-            (name, raw) => {
-                // Another column type: go through the value's text.
-                let mut t = std::mem::take(&mut self.enc.text);
-                t.clear();
-                let ok = match (name, raw) {
-                    (magic::NUMERIC, Raw::Int(v)) => value::Numeric::from_scaled(v)
-                        .map(|n| write!(t, "{n}").is_ok())
-                        .unwrap_or(false),
-                    (magic::BIGNUMERIC, Raw::Bytes(b, 32)) => write!(
-                        t,
-                        "{}",
-                        value::BigNumeric::from_scaled(i256::from_le_bytes(b))
-                    )
-                    .is_ok(),
-                    (magic::DATE, Raw::Int(v)) => text::format_date(v as i32, &mut t).is_ok(),
-                    (magic::TIME, Raw::Int(v)) => text::format_time(v as i64, &mut t).is_ok(),
-                    (magic::DATETIME, Raw::Int(v)) => {
-                        text::format_datetime(v as i64, &mut t).is_ok()
-                    }
-                    (magic::TIMESTAMP, Raw::Int(v)) => {
-                        text::format_timestamp(v as i64, &mut t).is_ok()
-                    }
-                    (magic::INTERVAL, Raw::Bytes(b, 16)) => {
-                        let months = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                        let days = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-                        let mut n = [0u8; 8];
-                        n.copy_from_slice(&b[8..16]);
-                        let i = value::Interval::new(months, days, i64::from_le_bytes(n));
-                        write!(t, "{i}").is_ok()
-                    }
-                    _ => false,
-                };
-                let r = if ok {
-                    self.text_value(&t)
-                } else {
-                    Err(mismatch(self.field, name.trim_start_matches(magic::PREFIX)))
-                };
-                self.enc.text = t;
-                r
+        let expected = match kind {
+            Kind::Numeric => magic::NUMERIC,
+            Kind::Date => magic::DATE,
+            Kind::Timestamp => magic::TIMESTAMP,
+            Kind::DateTime => magic::DATETIME,
+            Kind::Time => magic::TIME,
+            Kind::BigNumeric => magic::BIGNUMERIC,
+            _ => "",
+        };
+        if same_name(name, expected) {
+            match (kind, raw) {
+                (Kind::Numeric, Raw::Int(v)) => return self.numeric(v),
+                (Kind::Date, Raw::Int(v)) => return self.date(v as i64),
+                (Kind::Timestamp, Raw::Int(v)) => return self.timestamp(v as i64),
+                (Kind::DateTime, Raw::Int(v)) => return self.datetime(v as i64),
+                (Kind::Time, Raw::Int(v)) => return self.time(v as i64),
+                (Kind::BigNumeric, Raw::Bytes(b, 32)) => {
+                    return self.bignumeric(i256::from_le_bytes(b));
+                }
+                _ => {}
             }
         }
+        self.raw_as_text(name, raw)
+    }
+
+    /// A raw value for a column of another type: written as the value's text.
+    #[cold]
+    #[inline(never)]
+    fn raw_as_text(&mut self, name: &'static str, raw: Raw) -> Result<()> {
+        // Another column type: go through the value's text.
+        let mut t = std::mem::take(&mut self.enc.text);
+        t.clear();
+        let ok = match (name, raw) {
+            (magic::NUMERIC, Raw::Int(v)) => value::Numeric::from_scaled(v)
+                .map(|n| write!(t, "{n}").is_ok())
+                .unwrap_or(false),
+            (magic::BIGNUMERIC, Raw::Bytes(b, 32)) => write!(
+                t,
+                "{}",
+                value::BigNumeric::from_scaled(i256::from_le_bytes(b))
+            )
+            .is_ok(),
+            (magic::DATE, Raw::Int(v)) => text::format_date(v as i32, &mut t).is_ok(),
+            (magic::TIME, Raw::Int(v)) => text::format_time(v as i64, &mut t).is_ok(),
+            (magic::DATETIME, Raw::Int(v)) => text::format_datetime(v as i64, &mut t).is_ok(),
+            (magic::TIMESTAMP, Raw::Int(v)) => text::format_timestamp(v as i64, &mut t).is_ok(),
+            (magic::INTERVAL, Raw::Bytes(b, 16)) => {
+                let months = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let days = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+                let mut n = [0u8; 8];
+                n.copy_from_slice(&b[8..16]);
+                let i = value::Interval::new(months, days, i64::from_le_bytes(n));
+                write!(t, "{i}").is_ok()
+            }
+            _ => false,
+        };
+        let r = if ok {
+            self.text_value(&t)
+        } else {
+            Err(mismatch(self.field, name.trim_start_matches(magic::PREFIX)))
+        };
+        self.enc.text = t;
+        r
     }
 
     fn null(&mut self) -> Result<()> {
@@ -1398,7 +1444,7 @@ impl ValueSer<'_> {
 }
 
 fn not_json_text() -> EncodeError {
-    EncodeError(CodecError::new(CodecErrorKind::Serialize, NOT_JSON_TEXT))
+    EncodeError::new(CodecError::new(CodecErrorKind::Serialize, NOT_JSON_TEXT))
 }
 
 /// A BYTES value given as a sequence of `u8` (what `Vec<u8>` serializes as).

@@ -300,6 +300,46 @@ fn packed_numeric_is_minimal_little_endian_twos_complement() {
     // 0.000000128 = 128 units: 0x80 needs a 0x00 above it to stay positive.
     check("0.000000128", &[0x80, 0x00]);
     check("-0.000000128", &[0x80]);
+    check("-0.000000129", &[0x7f, 0xff]);
+    check("0.000032767", &[0xff, 0x7f]);
+    check("0.000032768", &[0x00, 0x80, 0x00]);
+    // The largest NUMERIC, 10^38 - 1 units: 127 bits, 16 bytes with the sign bit clear.
+    let max = "99999999999999999999999999999.999999999";
+    let units = 10i128.pow(38) - 1;
+    check(max, &units.to_le_bytes());
+    check(&format!("-{max}"), &(-units).to_le_bytes());
+    // The value types' raw path writes the same bytes as their text.
+    #[derive(serde::Serialize)]
+    struct N {
+        n: crate::value::Numeric,
+    }
+    for units in [
+        0i128,
+        1,
+        -1,
+        127,
+        128,
+        -128,
+        -129,
+        1 << 40,
+        -(1 << 70),
+        10i128.pow(38) - 1,
+    ] {
+        let text = crate::value::Numeric::from_scaled(units)
+            .unwrap()
+            .to_string();
+        let (mut raw, mut via_text) = (Vec::new(), Vec::new());
+        enc.encode(
+            &N {
+                n: crate::value::Numeric::from_scaled(units).unwrap(),
+            },
+            &mut raw,
+        )
+        .unwrap();
+        enc.encode(&serde_json::json!({ "n": text }), &mut via_text)
+            .unwrap();
+        assert_eq!(raw, via_text, "{units}");
+    }
     let mut out = Vec::new();
     enc.encode(&serde_json::json!({ "bn": "-1" }), &mut out)
         .unwrap();

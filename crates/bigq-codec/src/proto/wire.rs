@@ -60,7 +60,10 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
         n += 1;
     }
     buf[n] = v as u8;
-    out.extend_from_slice(&buf[..=n]);
+    // All ten bytes, then the tail cut off: a fixed-size copy, not a call to memcpy.
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + n + 1);
 }
 
 /// The number of bytes `v` takes as a varint.
