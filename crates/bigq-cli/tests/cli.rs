@@ -205,6 +205,22 @@ async fn query_options_grpc_job_and_dry_run() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_values_print_as_text() {
+    let env = Env::new("types").await;
+    let sql = "SELECT NUMERIC '1.5' AS n, TIMESTAMP '2024-01-02 03:04:05.25' AS t, \
+               DATE '2024-01-02' AS d, TIME '03:04:05' AS tm";
+    // TIMESTAMP columns carry the zone "UTC": printed as such, not an error.
+    assert_eq!(
+        env.ok(&["query", sql, "--format", "csv"]).await,
+        "n,t,d,tm\n1.500000000,2024-01-02T03:04:05.250Z,2024-01-02,03:04:05\n"
+    );
+    assert_eq!(
+        env.ok(&["query", sql, "--format", "ndjson"]).await,
+        "{\"n\":1.500000000,\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_to_csv_and_parquet() {
     let env = Env::new("read").await;
     env.shop().await;
