@@ -112,7 +112,7 @@ impl Sink {
         self.rows += batch.num_rows() as u64;
         match &mut self.format {
             Inner::Table { batches, .. } => batches.push(batch),
-            Inner::Csv(w) => w.write(&batch)?,
+            Inner::Csv(w) => w.write(&nested_as_json(&batch)?)?,
             Inner::Json(w) => {
                 w.write(&batch)?;
                 w.get_mut().flush()?;
@@ -154,7 +154,9 @@ impl Sink {
             }
             Inner::Csv(mut w) => {
                 // Writes the header line when no row came (and nothing otherwise).
-                w.write(&RecordBatch::new_empty(self.schema.clone()))?;
+                w.write(&nested_as_json(&RecordBatch::new_empty(
+                    self.schema.clone(),
+                ))?)?;
                 w.into_inner().flush()?;
             }
             Inner::Json(mut w) => {
@@ -173,6 +175,57 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// `batch` with every ARRAY, STRUCT and RANGE column as JSON text, which CSV can hold.
+fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
+    if !batch
+        .schema()
+        .fields()
+        .iter()
+        .any(|f| f.data_type().is_nested())
+    {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !field.data_type().is_nested() {
+            fields.push(field.clone());
+            columns.push(column.clone());
+            continue;
+        }
+        let one = RecordBatch::try_new(
+            Arc::new(arrow_schema::Schema::new(vec![field.clone()])),
+            vec![column.clone()],
+        )?;
+        let mut text = Vec::new();
+        let mut w = arrow_json::WriterBuilder::new()
+            .with_explicit_nulls(true)
+            .build::<_, LineDelimited>(&mut text);
+        w.write(&one)?;
+        w.finish()?;
+        drop(w);
+        let mut values = Vec::with_capacity(one.num_rows());
+        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let row: serde_json::Value =
+                serde_json::from_slice(line).map_err(|e| Failure::new(e.to_string()))?;
+            values.push(match &row[field.name()] {
+                serde_json::Value::Null => None,
+                v => Some(v.to_string()),
+            });
+        }
+        fields.push(Arc::new(arrow_schema::Field::new(
+            field.name(),
+            arrow_schema::DataType::Utf8,
+            true,
+        )));
+        columns.push(Arc::new(arrow_array::StringArray::from(values)) as arrow_array::ArrayRef);
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(arrow_schema::Schema::new(fields)),
+        columns,
+    )?)
 }
 
 /// A writer that counts the bytes through it.

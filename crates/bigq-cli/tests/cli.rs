@@ -218,6 +218,17 @@ async fn typed_values_print_as_text() {
         env.ok(&["query", sql, "--format", "ndjson"]).await,
         "{\"n\":1.500000000,\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
     );
+    // ARRAY and STRUCT columns go into CSV as JSON text.
+    assert_eq!(
+        env.ok(&[
+            "query",
+            "SELECT 1 AS id, [1, 2] AS a, STRUCT(3 AS x, 'y' AS y) AS s",
+            "--format",
+            "csv"
+        ])
+        .await,
+        "id,a,s\n1,\"[1,2]\",\"{\"\"x\"\":3,\"\"y\"\":\"\"y\"\"}\"\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
