@@ -518,3 +518,112 @@ async fn emulator_subcommand_serves_until_killed() {
     let status = child.wait().await.unwrap();
     assert!(!status.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_results_stream_whole_or_cut_at_max_rows() {
+    let env = Env::new("large").await;
+    let sql = "SELECT x, CONCAT('row-', CAST(x AS STRING)) AS s \
+               FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS x ORDER BY x";
+    let csv = env.ok(&["query", sql, "--format", "csv"]).await;
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 30001);
+    assert_eq!(lines[0], "x,s");
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert_eq!(*line, format!("{},row-{}", i + 1, i + 1));
+    }
+
+    let out = env
+        .run(&["query", sql, "--format", "ndjson", "--max-rows", "2"])
+        .await;
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"x\":1,\"s\":\"row-1\"}\n{\"x\":2,\"s\":\"row-2\"}\n"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("2 of 30000 rows"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn global_flags_instead_of_the_environment() {
+    let env = Env::new("flags").await;
+    let rest = env.emu.local_addr().to_string();
+    let grpc = env.emu.grpc_addr().to_string();
+    let run = |args: Vec<&str>| {
+        let mut all = vec![
+            "--project",
+            "flag-project",
+            "--emulator",
+            rest.as_str(),
+            "--emulator-grpc",
+            grpc.as_str(),
+        ];
+        all.extend(args);
+        let all: Vec<String> = all.into_iter().map(String::from).collect();
+        async move {
+            tokio::process::Command::new(BIN)
+                .args(all)
+                .env_clear()
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+    let out = run(vec!["mk-dataset", "flagged"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "created dataset flag-project.flagged\n"
+    );
+    let out = run(vec![
+        "mk-table",
+        "flagged.t",
+        "--schema",
+        "id:INT64,name:STRING",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(vec![
+        "query",
+        "INSERT INTO flagged.t (id, name) VALUES (1, 'a'), (2, 'b')",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Storage Read goes to the gRPC flag's address.
+    let out = run(vec![
+        "read",
+        "flagged.t",
+        "--format",
+        "ndjson",
+        "--streams",
+        "1",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["{\"id\":1,\"name\":\"a\"}", "{\"id\":2,\"name\":\"b\"}"]
+    );
+}
