@@ -110,6 +110,9 @@ impl Sink {
             }
         }
         self.rows += batch.num_rows() as u64;
+        if !matches!(self.format, Inner::Parquet(_)) {
+            batch = bytes_as_base64(&batch)?;
+        }
         match &mut self.format {
             Inner::Table { batches, .. } => batches.push(batch),
             Inner::Csv(w) => w.write(&nested_as_json(&batch)?)?,
@@ -175,6 +178,46 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// `batch` with its BYTES columns as base64 text, as BigQuery prints them (arrow's
+/// formatters would write hex).
+fn bytes_as_base64(batch: &RecordBatch) -> Result<RecordBatch> {
+    use arrow_array::Array;
+    use base64::Engine;
+    let schema = batch.schema();
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.data_type() == &arrow_schema::DataType::Binary)
+    {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let Some(bin) = column.as_any().downcast_ref::<arrow_array::BinaryArray>() else {
+            fields.push(field.clone());
+            columns.push(column.clone());
+            continue;
+        };
+        let text: arrow_array::StringArray = (0..bin.len())
+            .map(|i| {
+                (!bin.is_null(i))
+                    .then(|| base64::engine::general_purpose::STANDARD.encode(bin.value(i)))
+            })
+            .collect();
+        fields.push(Arc::new(arrow_schema::Field::new(
+            field.name(),
+            arrow_schema::DataType::Utf8,
+            field.is_nullable(),
+        )));
+        columns.push(Arc::new(text) as arrow_array::ArrayRef);
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(arrow_schema::Schema::new(fields)),
+        columns,
+    )?)
 }
 
 /// `batch` with every ARRAY, STRUCT and RANGE column as JSON text, which CSV can hold.

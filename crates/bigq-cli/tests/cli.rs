@@ -218,6 +218,17 @@ async fn typed_values_print_as_text() {
         env.ok(&["query", sql, "--format", "ndjson"]).await,
         "{\"n\":1.500000000,\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
     );
+    // BYTES as base64, as BigQuery prints them.
+    assert_eq!(
+        env.ok(&[
+            "query",
+            "SELECT b'ab' AS b, CAST(NULL AS BYTES) AS n",
+            "--format",
+            "json"
+        ])
+        .await,
+        "[{\"b\":\"YWI=\",\"n\":null}]\n"
+    );
     // ARRAY and STRUCT columns go into CSV as JSON text.
     assert_eq!(
         env.ok(&[
