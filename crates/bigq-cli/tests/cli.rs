@@ -382,6 +382,30 @@ async fn csv_files_write_too() {
         ])
         .await;
     assert_eq!(got, "id,item,qty\n20,\"melon, large\",1\n21,lime,\n");
+
+    // --pending with rows that all fit: committed together.
+    let good = env.file("good.csv", "qty,id\n9,30\n8,31\n");
+    let out = env
+        .run(&[
+            "write",
+            "shop.orders",
+            "--from",
+            good.to_str().unwrap(),
+            "--pending",
+        ])
+        .await;
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("2 rows written to shop.orders"), "{stderr}");
+    let got = env
+        .ok(&[
+            "query",
+            "SELECT id, qty FROM shop.orders WHERE id >= 30 ORDER BY id",
+            "--format",
+            "csv",
+        ])
+        .await;
+    assert_eq!(got, "id,qty\n30,9\n31,8\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
