@@ -1,0 +1,664 @@
+//! The `bigq` binary against bigq-emulator on loopback: every test starts its own emulator
+//! in-process and runs the built binary as a child process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use bigq_emulator::Emulator;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bigq");
+
+struct Env {
+    emu: Emulator,
+    dir: PathBuf,
+}
+
+impl Env {
+    async fn new(name: &str) -> Env {
+        let emu = Emulator::builder()
+            .with_project("cli-project")
+            .start()
+            .await
+            .expect("emulator starts");
+        let dir = std::env::temp_dir().join(format!("bigq-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Env { emu, dir }
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// Runs `bigq args..` pointed at the emulator through the environment.
+    async fn run(&self, args: &[&str]) -> Output {
+        let out = tokio::process::Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("BIGQUERY_EMULATOR_HOST", self.emu.local_addr().to_string())
+            .env(
+                "BIGQUERY_STORAGE_EMULATOR_HOST",
+                self.emu.grpc_addr().to_string(),
+            )
+            .env("GOOGLE_CLOUD_PROJECT", "cli-project")
+            .output()
+            .await
+            .expect("bigq runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "bigq panicked: {stderr}");
+        out
+    }
+
+    /// Runs `bigq args..` and returns stdout, failing the test unless it succeeded.
+    async fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(
+            out.status.success(),
+            "bigq {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A dataset `shop` with a table `orders` holding the five rows of [`ORDERS`].
+    async fn shop(&self) {
+        self.ok(&["mk-dataset", "shop"]).await;
+        self.ok(&[
+            "mk-table",
+            "shop.orders",
+            "--schema",
+            "id:INT64:REQUIRED,item:STRING,qty:INT64,price:FLOAT64",
+        ])
+        .await;
+        let path = self.file("orders.ndjson", ORDERS);
+        let out = self
+            .run(&["write", "shop.orders", "--from", path.to_str().unwrap()])
+            .await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("5 rows written to shop.orders"), "{stderr}");
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// INT64 as a JSON number and as text (BigQuery's own JSON exports), a blank line, a NULL.
+const ORDERS: &str = r#"{"id": 1, "item": "apple", "qty": 3, "price": 0.5}
+{"id": "2", "item": "pear", "qty": "1", "price": 0.75}
+
+{"id": 3, "item": "fig", "qty": 7, "price": 2.25}
+{"id": 4, "item": "kiwi", "qty": null, "price": 1.0}
+{"id": 5, "item": "plum", "qty": 2, "price": 0.25}
+"#;
+
+const BY_QTY: &str = "SELECT id, item, qty FROM shop.orders WHERE qty >= @min ORDER BY id";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_with_a_parameter_as_csv_json_ndjson_and_table() {
+    let env = Env::new("query").await;
+    env.shop().await;
+
+    let csv = env
+        .ok(&["query", BY_QTY, "--param", "min=INT64:2", "--format", "csv"])
+        .await;
+    assert_eq!(csv, "id,item,qty\n1,apple,3\n3,fig,7\n5,plum,2\n");
+
+    let json = env
+        .ok(&[
+            "query",
+            BY_QTY,
+            "--param",
+            "min=INT64:3",
+            "--format",
+            "json",
+        ])
+        .await;
+    assert_eq!(
+        json,
+        "[{\"id\":1,\"item\":\"apple\",\"qty\":3},{\"id\":3,\"item\":\"fig\",\"qty\":7}]\n"
+    );
+
+    let ndjson = env
+        .ok(&[
+            "query",
+            "SELECT id, qty FROM shop.orders WHERE id = ? OR qty IS NULL ORDER BY id",
+            "--bind",
+            "INT64:2",
+            "--format",
+            "ndjson",
+        ])
+        .await;
+    assert_eq!(ndjson, "{\"id\":2,\"qty\":1}\n{\"id\":4,\"qty\":null}\n");
+
+    let out = env
+        .run(&["query", BY_QTY, "--param", "min=INT64:2", "--max-rows", "2"])
+        .await;
+    assert!(out.status.success());
+    let grid = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        grid,
+        "+----+-------+-----+\n\
+         | id | item  | qty |\n\
+         +----+-------+-----+\n\
+         | 1  | apple | 3   |\n\
+         | 3  | fig   | 7   |\n\
+         +----+-------+-----+\n"
+    );
+    // Statistics on stderr: rows shown of the total, and how long it took.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("2 of 3 rows"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_options_grpc_job_and_dry_run() {
+    let env = Env::new("options").await;
+    env.shop().await;
+    let expected = "id,item,qty\n1,apple,3\n3,fig,7\n5,plum,2\n";
+    let grpc = env
+        .ok(&[
+            "query",
+            BY_QTY,
+            "--param",
+            "min=INT64:2",
+            "--format",
+            "csv",
+            "--grpc",
+        ])
+        .await;
+    assert_eq!(grpc, expected);
+
+    let out = env
+        .run(&[
+            "query",
+            BY_QTY,
+            "--param",
+            "min=INT64:2",
+            "--format",
+            "csv",
+            "--job",
+            "--no-storage-read",
+        ])
+        .await;
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains(", job cli-project:"), "{stderr}");
+
+    let dry = env
+        .ok(&["query", "SELECT * FROM shop.orders", "--dry-run"])
+        .await;
+    assert!(
+        dry.ends_with("bytes would be processed)\n") || dry.contains(" bytes would be processed"),
+        "{dry}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_values_print_as_text() {
+    let env = Env::new("types").await;
+    let sql = "SELECT NUMERIC '1.5' AS n, TIMESTAMP '2024-01-02 03:04:05.25' AS t, \
+               DATE '2024-01-02' AS d, TIME '03:04:05' AS tm";
+    // TIMESTAMP columns carry the zone "UTC": printed as such, not an error.
+    assert_eq!(
+        env.ok(&["query", sql, "--format", "csv"]).await,
+        "n,t,d,tm\n1.500000000,2024-01-02T03:04:05.250Z,2024-01-02,03:04:05\n"
+    );
+    assert_eq!(
+        env.ok(&["query", sql, "--format", "ndjson"]).await,
+        "{\"n\":1.500000000,\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
+    );
+    // BYTES as base64, as BigQuery prints them.
+    assert_eq!(
+        env.ok(&[
+            "query",
+            "SELECT b'ab' AS b, CAST(NULL AS BYTES) AS n",
+            "--format",
+            "json"
+        ])
+        .await,
+        "[{\"b\":\"YWI=\",\"n\":null}]\n"
+    );
+    // ARRAY and STRUCT columns go into CSV as JSON text.
+    assert_eq!(
+        env.ok(&[
+            "query",
+            "SELECT 1 AS id, [1, 2] AS a, STRUCT(3 AS x, 'y' AS y) AS s",
+            "--format",
+            "csv"
+        ])
+        .await,
+        "id,a,s\n1,\"[1,2]\",\"{\"\"x\"\":3,\"\"y\"\":\"\"y\"\"}\"\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_to_csv_and_parquet() {
+    let env = Env::new("read").await;
+    env.shop().await;
+
+    let csv = env
+        .ok(&["read", "shop.orders", "--format", "csv", "--streams", "1"])
+        .await;
+    let mut lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.remove(0), "id,item,qty,price");
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "1,apple,3,0.5",
+            "2,pear,1,0.75",
+            "3,fig,7,2.25",
+            "4,kiwi,,1.0",
+            "5,plum,2,0.25"
+        ]
+    );
+
+    let path = env.dir.join("big.parquet");
+    env.ok(&[
+        "read",
+        "shop.orders",
+        "--columns",
+        "id,qty",
+        "--where",
+        "qty > 1",
+        "--format",
+        "parquet",
+        "--out",
+        path.to_str().unwrap(),
+    ])
+    .await;
+    let mut rows = parquet_rows(&path);
+    rows.sort();
+    assert_eq!(rows, [(1, 3), (3, 7), (5, 2)]);
+
+    let out = env
+        .run(&["read", "shop.orders", "--format", "parquet"])
+        .await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("--out FILE.parquet"), "{stderr}");
+}
+
+/// `(id, qty)` of every row of a Parquet file of two INT64 columns.
+fn parquet_rows(path: &Path) -> Vec<(i64, i64)> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let names: Vec<_> = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, ["id", "qty"]);
+        let id = batch.column(0).as_primitive::<Int64Type>();
+        let qty = batch.column(1).as_primitive::<Int64Type>();
+        rows.extend((0..batch.num_rows()).map(|i| (id.value(i), qty.value(i))));
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_rows_are_reported_with_line_and_column() {
+    let env = Env::new("bad").await;
+    env.shop().await;
+    let bad = env.file(
+        "bad.ndjson",
+        "{\"id\": 10, \"qty\": 1}\n\n{\"id\": 11, \"qty\": \"many\"}\n{\"id\": 12, \"qty\": 4}\n",
+    );
+
+    // PENDING: nothing is committed.
+    let out = env
+        .run(&[
+            "write",
+            "shop.orders",
+            "--from",
+            bad.to_str().unwrap(),
+            "--pending",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("{}: line 3, column `qty`", bad.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(value \"many\")"), "{stderr}");
+    assert!(
+        stderr.contains("nothing was written (--pending)"),
+        "{stderr}"
+    );
+    let count = "SELECT COUNT(*) AS n FROM shop.orders WHERE id >= 10";
+    assert_eq!(env.ok(&["query", count, "--format", "csv"]).await, "n\n0\n");
+
+    // COMMITTED: the rows that fit go in, the one that does not is reported.
+    let out = env
+        .run(&["write", "shop.orders", "--from", bad.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("line 3, column `qty`"), "{stderr}");
+    assert!(stderr.contains("2 rows written"), "{stderr}");
+    assert!(stderr.contains("1 rows do not fit"), "{stderr}");
+    assert_eq!(env.ok(&["query", count, "--format", "csv"]).await, "n\n2\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_files_write_too() {
+    let env = Env::new("csv").await;
+    env.shop().await;
+    let csv = env.file(
+        "more.csv",
+        "id,item,qty,price\n20,\"melon, large\",1,3.5\n21,lime,,0.1\n22,date,x,1\n",
+    );
+    let out = env
+        .run(&["write", "shop.orders", "--from", csv.to_str().unwrap()])
+        .await;
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 4, column `qty`"), "{stderr}");
+    let got = env
+        .ok(&[
+            "query",
+            "SELECT id, item, qty FROM shop.orders WHERE id >= 20 ORDER BY id",
+            "--format",
+            "csv",
+        ])
+        .await;
+    assert_eq!(got, "id,item,qty\n20,\"melon, large\",1\n21,lime,\n");
+
+    // --pending with rows that all fit: committed together.
+    let good = env.file("good.csv", "qty,id\n9,30\n8,31\n");
+    let out = env
+        .run(&[
+            "write",
+            "shop.orders",
+            "--from",
+            good.to_str().unwrap(),
+            "--pending",
+        ])
+        .await;
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("2 rows written to shop.orders"), "{stderr}");
+    let got = env
+        .ok(&[
+            "query",
+            "SELECT id, qty FROM shop.orders WHERE id >= 30 ORDER BY id",
+            "--format",
+            "csv",
+        ])
+        .await;
+    assert_eq!(got, "id,qty\n30,9\n31,8\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_commands() {
+    let env = Env::new("admin").await;
+    env.shop().await;
+    env.ok(&["mk-dataset", "empty"]).await;
+    assert_eq!(env.ok(&["datasets"]).await, "empty\nshop\n");
+    assert_eq!(env.ok(&["tables", "shop"]).await, "orders\tTABLE\n");
+    assert_eq!(
+        env.ok(&["schema", "shop.orders"]).await,
+        "id INT64 REQUIRED\nitem STRING\nqty INT64\nprice FLOAT64\n"
+    );
+    let json = env.ok(&["schema", "shop.orders", "--json"]).await;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["name"], "id");
+    assert_eq!(v[0]["mode"], "REQUIRED");
+
+    env.ok(&["rm", "shop.orders"]).await;
+    assert_eq!(env.ok(&["tables", "shop"]).await, "");
+    let out = env.run(&["schema", "shop.orders"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("bigq: BigQuery error 404"), "{stderr}");
+    env.ok(&["rm", "--dataset", "empty"]).await;
+    assert_eq!(env.ok(&["datasets"]).await, "shop\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_exit_non_zero_with_the_message() {
+    let env = Env::new("errors").await;
+    let out = env
+        .run(&["query", "SELECT nope FROM missing_ds.missing_table"])
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("bigq: "), "{stderr}");
+    assert!(stderr.contains("missing_ds"), "{stderr}");
+
+    let out = env
+        .run(&["query", "SELECT @x", "--param", "x=INTEGRAL:1"])
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "bigq: --param \"x=INTEGRAL:1\": unknown type INTEGRAL\n"
+    );
+
+    // No project anywhere: a configuration error, not a panic.
+    let out = tokio::process::Command::new(BIN)
+        .args(["query", "SELECT 1"])
+        .env_clear()
+        .env("BIGQUERY_EMULATOR_HOST", env.emu.local_addr().to_string())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("bigq: configuration error: no project"),
+        "{stderr}"
+    );
+
+    // Bad usage is clap's: status 2.
+    let out = env.run(&["query"]).await;
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulator_subcommand_serves_until_killed() {
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "emulator",
+            "--port",
+            "0",
+            "--grpc-port",
+            "0",
+            "--project",
+            "child-project",
+        ])
+        .env_clear()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut env = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(kv) = line.strip_prefix("export ") {
+                let (k, v) = kv.split_once('=').unwrap();
+                env.push((k.to_string(), v.to_string()));
+            }
+            if line.starts_with("Ctrl-C") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("the emulator prints its endpoints");
+    let keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "BIGQUERY_EMULATOR_HOST",
+            "BIGQUERY_STORAGE_EMULATOR_HOST",
+            "GOOGLE_CLOUD_PROJECT"
+        ]
+    );
+    assert_eq!(env[2].1, "child-project");
+
+    let run = |args: &'static [&'static str]| {
+        let env = env.clone();
+        async move {
+            tokio::process::Command::new(BIN)
+                .args(args)
+                .env_clear()
+                .envs(env)
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+    let out = run(&["query", "SELECT 1 AS x, 'a' AS y", "--format", "csv"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "x,y\n1,a\n");
+    let out = run(&["mk-dataset", "d"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["datasets"]).await;
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "d\n");
+
+    child.kill().await.unwrap();
+    let status = child.wait().await.unwrap();
+    assert!(!status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_results_stream_whole_or_cut_at_max_rows() {
+    let env = Env::new("large").await;
+    let sql = "SELECT x, CONCAT('row-', CAST(x AS STRING)) AS s \
+               FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS x ORDER BY x";
+    let csv = env.ok(&["query", sql, "--format", "csv"]).await;
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 30001);
+    assert_eq!(lines[0], "x,s");
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert_eq!(*line, format!("{},row-{}", i + 1, i + 1));
+    }
+
+    let out = env
+        .run(&["query", sql, "--format", "ndjson", "--max-rows", "2"])
+        .await;
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"x\":1,\"s\":\"row-1\"}\n{\"x\":2,\"s\":\"row-2\"}\n"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("2 of 30000 rows"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn global_flags_instead_of_the_environment() {
+    let env = Env::new("flags").await;
+    let rest = env.emu.local_addr().to_string();
+    let grpc = env.emu.grpc_addr().to_string();
+    let run = |args: Vec<&str>| {
+        let mut all = vec![
+            "--project",
+            "flag-project",
+            "--emulator",
+            rest.as_str(),
+            "--emulator-grpc",
+            grpc.as_str(),
+        ];
+        all.extend(args);
+        let all: Vec<String> = all.into_iter().map(String::from).collect();
+        async move {
+            tokio::process::Command::new(BIN)
+                .args(all)
+                .env_clear()
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+    let out = run(vec!["mk-dataset", "flagged"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "created dataset flag-project.flagged\n"
+    );
+    let out = run(vec![
+        "mk-table",
+        "flagged.t",
+        "--schema",
+        "id:INT64,name:STRING",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(vec![
+        "query",
+        "INSERT INTO flagged.t (id, name) VALUES (1, 'a'), (2, 'b')",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Storage Read goes to the gRPC flag's address.
+    let out = run(vec![
+        "read",
+        "flagged.t",
+        "--format",
+        "ndjson",
+        "--streams",
+        "1",
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["{\"id\":1,\"name\":\"a\"}", "{\"id\":2,\"name\":\"b\"}"]
+    );
+}
