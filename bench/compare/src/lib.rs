@@ -469,3 +469,42 @@ pub fn unserved_service(error: &str) -> Option<String> {
         .unwrap_or(rest.len());
     Some(rest[..end].to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Int64Type};
+
+    #[test]
+    fn unserved_service_names_the_service_of_an_unimplemented_method() {
+        let emulator = "status: Unimplemented, message: \"bigq-emulator does not serve the gRPC \
+                        method /google.cloud.bigquery.v2.JobService/Query\"";
+        assert_eq!(
+            unserved_service(emulator).as_deref(),
+            Some("google.cloud.bigquery.v2.JobService")
+        );
+        let other = "status: InvalidArgument, message: \"google.cloud.bigquery.v2.Job bad\"";
+        assert_eq!(unserved_service(other), None);
+    }
+
+    #[test]
+    fn scan_batches_hold_the_rows_of_scan_row_generate() {
+        let batches = scan_batches(30_000, ARROW_WRITE_BATCH_ROWS);
+        let sizes: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes, [25_000, 5_000]);
+        let b = &batches[1];
+        // Row n = 25_012: id, NUMERIC price n / 100 scaled by 1e9, discount NULL (n % 13 == 0).
+        let i = 11;
+        let n = 25_012i64;
+        assert_eq!(b.column(0).as_primitive::<Int64Type>().value(i), n);
+        let price = b.column(4).as_primitive::<Decimal128Type>().value(i);
+        assert_eq!(price, n as i128 * 10_000_000);
+        assert!(b.column(11).is_null(i));
+        let row = ScanRow::generate(n);
+        assert_eq!(row.discount.is_none(), b.column(11).is_null(i));
+        assert_eq!(row.maybe_int.is_none(), b.column(7).is_null(i));
+        let arr = b.column(19).as_list::<i32>().value(i);
+        assert_eq!(arr.as_primitive::<Int64Type>().values(), &[n, n + 1, n + 2]);
+    }
+}
