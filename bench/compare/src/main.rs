@@ -72,6 +72,10 @@ struct Args {
     /// How long to wait for a quiet machine before running anyway (the run is marked).
     #[arg(long, default_value_t = 120)]
     quiet_timeout: u64,
+    /// Do not repeat a run a compiler or linker was seen during (for a shared machine where
+    /// builds never stop); such runs stay marked in `busy_during`.
+    #[arg(long)]
+    no_repeat: bool,
     /// Rows in the scan table (default 1M; --smoke uses 10k).
     #[arg(long)]
     scan_rows: Option<usize>,
@@ -295,7 +299,7 @@ fn measure_all(
                     continue;
                 }
                 let mut run = run_once(args, contender, scenario, bin_dir, env)?;
-                if !run.machine.busy_during.is_empty() && !args.smoke {
+                if !run.machine.busy_during.is_empty() && !args.smoke && !args.no_repeat {
                     eprintln!(
                         "  repeating: busy during the run ({:?})",
                         run.machine.busy_during
