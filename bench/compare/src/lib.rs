@@ -17,15 +17,16 @@ pub const SCENARIOS: &[&str] = &[
     "scan_arrow",
     "decode",
     "write_1m_objects",
+    "write_1m_arrow",
     "json_300k",
 ];
 
-/// Scenarios that need the scan table (`write_1m_objects` writes rows of its shape into an
-/// empty copy).
+/// Scenarios that need the scan table (`write_1m_objects` and `write_1m_arrow` write rows of
+/// its shape into an empty copy).
 pub fn needs_scan_table(scenario: &str) -> bool {
     matches!(
         scenario,
-        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects"
+        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects" | "write_1m_arrow"
     )
 }
 
@@ -35,7 +36,7 @@ pub fn expected_rows(scenario: &str) -> Option<usize> {
         "query_const" => 1,
         "query_1k" => 1_000,
         "query_200k_rows" | "query_200k_arrow" => 200_000,
-        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects" => SCAN_ROWS,
+        "scan_typed" | "scan_arrow" | "decode" | "write_1m_objects" | "write_1m_arrow" => SCAN_ROWS,
         "json_300k" => 300_000,
         _ => return None,
     })
@@ -205,5 +206,305 @@ impl ScanRow {
             },
             arr: vec![n, n + 1, n + 2],
         }
+    }
+}
+
+/// Rows a write scenario writes: the driver's scan-table size (`BENCH_SCAN_ROWS`, 10k in a
+/// smoke run), else [`SCAN_ROWS`].
+pub fn scan_rows() -> usize {
+    std::env::var("BENCH_SCAN_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SCAN_ROWS)
+}
+
+/// The scan table's columns, in order.
+pub const SCAN_COLUMNS: [&str; 20] = [
+    "id",
+    "amount",
+    "name",
+    "active",
+    "price",
+    "day",
+    "ts",
+    "maybe_int",
+    "maybe_float",
+    "city",
+    "flagged",
+    "discount",
+    "shipped",
+    "seen",
+    "code",
+    "score",
+    "qty",
+    "note",
+    "rec",
+    "arr",
+];
+
+/// Rows per Arrow record batch in `write_1m_arrow`: 25,000 rows of the scan table are about
+/// 5.5 MB of IPC, so a request stays under Storage Write's 10 MB limit (seed 003's setting).
+pub const ARROW_WRITE_BATCH_ROWS: usize = 25_000;
+
+/// The scan table's schema in Arrow, as BigQuery maps its types (NUMERIC as
+/// `Decimal128(38, 9)`, DATE as `Date32`, TIMESTAMP as microseconds in UTC).
+pub fn scan_arrow_schema() -> arrow_schema::SchemaRef {
+    use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+    let ts = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    let num = DataType::Decimal128(38, 9);
+    let f = |name: &str, t: &DataType| Field::new(name, t.clone(), true);
+    Schema::new(vec![
+        f("id", &DataType::Int64),
+        f("amount", &DataType::Float64),
+        f("name", &DataType::Utf8),
+        f("active", &DataType::Boolean),
+        f("price", &num),
+        f("day", &DataType::Date32),
+        f("ts", &ts),
+        f("maybe_int", &DataType::Int64),
+        f("maybe_float", &DataType::Float64),
+        f("city", &DataType::Utf8),
+        f("flagged", &DataType::Boolean),
+        f("discount", &num),
+        f("shipped", &DataType::Date32),
+        f("seen", &ts),
+        f("code", &DataType::Utf8),
+        f("score", &DataType::Float64),
+        f("qty", &DataType::Int64),
+        f("note", &DataType::Utf8),
+        f(
+            "rec",
+            &DataType::Struct(Fields::from(vec![
+                f("a", &DataType::Int64),
+                f("b", &DataType::Utf8),
+            ])),
+        ),
+        Field::new(
+            "arr",
+            DataType::List(std::sync::Arc::new(Field::new(
+                "item",
+                DataType::Int64,
+                false,
+            ))),
+            false,
+        ),
+    ])
+    .into()
+}
+
+/// Rows `first..first + rows` (from 1) of the scan table as one Arrow record batch, the same
+/// values as [`ScanRow::generate`] and [`scan_table_ctas`] make.
+pub fn scan_batch(first: i64, rows: usize) -> arrow_array::RecordBatch {
+    use arrow_array::builder::{
+        BooleanBuilder, Date32Builder, Decimal128Builder, Int64Builder, ListBuilder, StringBuilder,
+        TimestampMicrosecondBuilder,
+    };
+    use arrow_array::{ArrayRef, RecordBatch, StructArray};
+    use std::sync::Arc;
+    let ns = first..first + rows as i64;
+    let i64s = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
+        Arc::new(ns.clone().map(f).collect::<arrow_array::Int64Array>())
+    };
+    let f64s = |f: &dyn Fn(i64) -> Option<f64>| -> ArrayRef {
+        Arc::new(ns.clone().map(f).collect::<arrow_array::Float64Array>())
+    };
+    let strs = |f: &dyn Fn(i64) -> Option<String>| -> ArrayRef {
+        let mut b = StringBuilder::with_capacity(rows, rows * 16);
+        for n in ns.clone() {
+            b.append_option(f(n));
+        }
+        Arc::new(b.finish())
+    };
+    let bools = |f: &dyn Fn(i64) -> Option<bool>| -> ArrayRef {
+        let mut b = BooleanBuilder::with_capacity(rows);
+        for n in ns.clone() {
+            b.append_option(f(n));
+        }
+        Arc::new(b.finish())
+    };
+    let nums = |f: &dyn Fn(i64) -> Option<i128>| -> ArrayRef {
+        let mut b = Decimal128Builder::with_capacity(rows);
+        for n in ns.clone() {
+            b.append_option(f(n));
+        }
+        Arc::new(b.finish().with_precision_and_scale(38, 9).expect("valid"))
+    };
+    let dates = |f: &dyn Fn(i64) -> Option<i32>| -> ArrayRef {
+        let mut b = Date32Builder::with_capacity(rows);
+        for n in ns.clone() {
+            b.append_option(f(n));
+        }
+        Arc::new(b.finish())
+    };
+    let tss = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
+        let mut b = TimestampMicrosecondBuilder::with_capacity(rows);
+        for n in ns.clone() {
+            b.append_option(f(n));
+        }
+        Arc::new(b.finish().with_timezone("UTC"))
+    };
+    let opt = |n: i64, m: i64| n % m != 0;
+    let schema = scan_arrow_schema();
+    let arrow_schema::DataType::Struct(rec_fields) = schema.field(18).data_type().clone() else {
+        unreachable!("rec is a struct")
+    };
+    let rec = StructArray::new(
+        rec_fields,
+        vec![i64s(&|n| Some(n)), strs(&|n| Some(format!("s{n}")))],
+        None,
+    );
+    let mut arr = ListBuilder::with_capacity(Int64Builder::with_capacity(rows * 3), rows)
+        .with_field(Arc::new(arrow_schema::Field::new(
+            "item",
+            arrow_schema::DataType::Int64,
+            false,
+        )));
+    for n in ns.clone() {
+        arr.values().append_slice(&[n, n + 1, n + 2]);
+        arr.append(true);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        i64s(&|n| Some(n)),
+        f64s(&|n| Some(n as f64 * 1.5)),
+        strs(&|n| Some(format!("name-{n}"))),
+        bools(&|n| Some(n % 2 == 0)),
+        nums(&|n| Some(n as i128 * 10_000_000)),
+        dates(&|n| Some(18262 + (n % 1000) as i32)),
+        tss(&|n| Some((1_704_067_200 + n) * 1_000_000)),
+        i64s(&|n| opt(n, 5).then_some(n * 7)),
+        f64s(&|n| opt(n, 7).then_some(n as f64 / 7.0)),
+        strs(&|n| opt(n, 3).then(|| format!("city-{}", n % 50))),
+        bools(&|n| opt(n, 11).then_some(n % 3 == 0)),
+        nums(&|n| opt(n, 13).then_some((n % 10_000) as i128 * 1_000_000)),
+        dates(&|n| opt(n, 17).then_some(18779 + (n % 365) as i32)),
+        tss(&|n| opt(n, 19).then_some((1_735_689_600 + 60 * n) * 1_000_000)),
+        strs(&|n| Some(format!("code-{}", n % 997))),
+        f64s(&|n| Some((n % 1000) as f64 / 10.0)),
+        i64s(&|n| Some((n * 13) % 100)),
+        strs(&|n| opt(n, 4).then(|| format!("note for {n}"))),
+        Arc::new(rec),
+        Arc::new(arr.finish()),
+    ];
+    RecordBatch::try_new(schema, columns).expect("the columns match the schema")
+}
+
+/// `rows` rows of the scan table as record batches of `batch_rows` rows.
+pub fn scan_batches(rows: usize, batch_rows: usize) -> Vec<arrow_array::RecordBatch> {
+    (0..rows)
+        .step_by(batch_rows)
+        .map(|start| scan_batch(start as i64 + 1, batch_rows.min(rows - start)))
+        .collect()
+}
+
+/// Why a contender did not measure a run.
+#[derive(Debug)]
+pub enum NotRun {
+    /// The client cannot do this scenario, or the server lacks what its path needs: recorded
+    /// as unsupported, with the reason, and not retried in later rounds.
+    Unsupported(String),
+    /// The run failed.
+    Failed(String),
+}
+
+impl<E: std::fmt::Display> From<E> for NotRun {
+    fn from(e: E) -> Self {
+        NotRun::Failed(e.to_string())
+    }
+}
+
+/// Prints a contender's one JSON line: the measurement, `{"unsupported": ..}` or
+/// `{"error": ..}`.
+pub fn print_outcome(outcome: Result<Measured, NotRun>) {
+    let line = match outcome {
+        Ok(m) => serde_json::to_string(&m).expect("a measurement serializes"),
+        Err(NotRun::Unsupported(why)) => serde_json::json!({ "unsupported": why }).to_string(),
+        Err(NotRun::Failed(e)) => serde_json::json!({ "error": e }).to_string(),
+    };
+    println!("{line}");
+}
+
+/// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
+/// environment.
+pub async fn harness_client() -> Result<bigq::Client, String> {
+    let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
+    let mut b = bigq::Client::builder().with_project(project);
+    if let Ok(rest) = std::env::var("BENCH_REST") {
+        b = b.with_emulator(rest);
+        if let Ok(grpc) = std::env::var("BENCH_GRPC") {
+            b = b.with_emulator_grpc(grpc);
+        }
+    }
+    b.build().await.map_err(|e| e.to_string())
+}
+
+/// Makes `dataset.name` an empty table with the scan table's schema (untimed set-up of a
+/// write scenario, done with the harness's client so every contender gets the same table).
+pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<String, String> {
+    let client = harness_client().await?;
+    let target = format!("{dataset}.{name}");
+    let table = client
+        .get_table(&format!("{dataset}.scan"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let schema = table.schema.clone().ok_or("the scan table has no schema")?;
+    let _ = client.delete_table(&target).await;
+    client
+        .create_table(bigq::admin::Table::new(&target, schema))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(target)
+}
+
+/// The gRPC service a failed call named, when the server answered that it does not serve it
+/// (`UNIMPLEMENTED` for `/google.cloud.bigquery.v2.JobService/Query`, say).
+pub fn unserved_service(error: &str) -> Option<String> {
+    let lower = error.to_ascii_lowercase();
+    if !(lower.contains("unimplemented") || lower.contains("does not serve")) {
+        return None;
+    }
+    let start = error.find("google.cloud.bigquery.")?;
+    let rest = &error[start..];
+    let end = rest
+        .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '\'')
+        .unwrap_or(rest.len());
+    Some(rest[..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Int64Type};
+
+    #[test]
+    fn unserved_service_names_the_service_of_an_unimplemented_method() {
+        let emulator = "status: Unimplemented, message: \"bigq-emulator does not serve the gRPC \
+                        method /google.cloud.bigquery.v2.JobService/Query\"";
+        assert_eq!(
+            unserved_service(emulator).as_deref(),
+            Some("google.cloud.bigquery.v2.JobService")
+        );
+        let other = "status: InvalidArgument, message: \"google.cloud.bigquery.v2.Job bad\"";
+        assert_eq!(unserved_service(other), None);
+    }
+
+    #[test]
+    fn scan_batches_hold_the_rows_of_scan_row_generate() {
+        let batches = scan_batches(30_000, ARROW_WRITE_BATCH_ROWS);
+        let sizes: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes, [25_000, 5_000]);
+        let b = &batches[1];
+        // Row n = 25_012: id, NUMERIC price n / 100 scaled by 1e9, discount NULL (n % 13 == 0).
+        let i = 11;
+        let n = 25_012i64;
+        assert_eq!(b.column(0).as_primitive::<Int64Type>().value(i), n);
+        let price = b.column(4).as_primitive::<Decimal128Type>().value(i);
+        assert_eq!(price, n as i128 * 10_000_000);
+        assert!(b.column(11).is_null(i));
+        let row = ScanRow::generate(n);
+        assert_eq!(row.discount.is_none(), b.column(11).is_null(i));
+        assert_eq!(row.maybe_int.is_none(), b.column(7).is_null(i));
+        let arr = b.column(19).as_list::<i32>().value(i);
+        assert_eq!(arr.as_primitive::<Int64Type>().values(), &[n, n + 1, n + 2]);
     }
 }

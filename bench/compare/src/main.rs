@@ -9,9 +9,12 @@
 //! target/release/bench-compare --project my-project   # real BigQuery (ADC), scratch dataset
 //! ```
 //!
-//! Each contender is a separate process per run (`contender-bigq`, `python contender.py`)
-//! that times itself and prints one JSON line; the driver waits for a quiet machine before
-//! each run, rotates the contenders' order every round and records loopback bytes.
+//! Each contender is a separate process per run (`contender-bigq`, `contender-bigquery-rs`
+//! for the `bigquery` crate, `contender-gcbq` for `google-cloud-bigquery`, `python
+//! contender.py`) that times itself and prints one JSON line; the driver waits for a quiet
+//! machine before each run, rotates the contenders' order every round and records loopback
+//! bytes. A contender that cannot run a scenario (the client lacks it, or the server lacks a
+//! service its path needs) says so, and the run is recorded as unsupported with the reason.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -29,8 +32,10 @@ struct Args {
     /// Comma-separated scenarios (default: all).
     #[arg(long)]
     only: Option<String>,
-    /// Comma-separated contenders: bigq, bigq-job, python.
-    #[arg(long, default_value = "bigq,bigq-job,python")]
+    /// Comma-separated contenders: bigq, bigq-job, python, bigquery-rs (the `bigquery`
+    /// crate), bigquery-rs-job (the same with `.job_creation_required()`), gcbq
+    /// (`google-cloud-bigquery`).
+    #[arg(long, default_value = "bigq,bigq-job,python,bigquery-rs,gcbq")]
     contenders: String,
     /// Measured runs per contender and scenario.
     #[arg(long, default_value_t = 5)]
@@ -67,6 +72,10 @@ struct Args {
     /// How long to wait for a quiet machine before running anyway (the run is marked).
     #[arg(long, default_value_t = 120)]
     quiet_timeout: u64,
+    /// Do not repeat a run a compiler or linker was seen during (for a shared machine where
+    /// builds never stop); such runs stay marked in `busy_during`.
+    #[arg(long)]
+    no_repeat: bool,
     /// Rows in the scan table (default 1M; --smoke uses 10k).
     #[arg(long)]
     scan_rows: Option<usize>,
@@ -82,6 +91,9 @@ struct Run {
     measured: Option<Measured>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// Why the contender did not run the scenario (not a failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsupported: Option<String>,
     /// Wall time of the whole process, seconds (start-up included).
     process_s: f64,
     /// Bytes received on the loopback interface during the run (both directions of every
@@ -194,6 +206,7 @@ fn run(mut args: Args) -> Result<(), String> {
     } else {
         bench_compare::SCAN_ROWS
     });
+    env.push(("BENCH_SCAN_ROWS".into(), scan_rows.to_string()));
     let mut setup = BTreeMap::new();
     rt.block_on(async {
         let mut ds = bigq::admin::Dataset::new(&dataset);
@@ -273,15 +286,20 @@ fn measure_all(
     for scenario in scenarios {
         let here: Vec<&String> = contenders
             .iter()
-            .filter(|c| supports(c, scenario))
+            .filter(|c| not_available(c, scenario).is_none())
             .collect();
+        // Contenders that said they cannot run this scenario: not asked again.
+        let mut unsupported: Vec<&String> = Vec::new();
         for round in 0..args.warmup + args.runs {
             // Rotate the order every round so drifts spread over every contender.
             let n = here.len().max(1);
             for i in 0..here.len() {
                 let contender = here[(i + round) % n];
+                if unsupported.contains(&contender) {
+                    continue;
+                }
                 let mut run = run_once(args, contender, scenario, bin_dir, env)?;
-                if !run.machine.busy_during.is_empty() && !args.smoke {
+                if !run.machine.busy_during.is_empty() && !args.smoke && !args.no_repeat {
                     eprintln!(
                         "  repeating: busy during the run ({:?})",
                         run.machine.busy_during
@@ -301,6 +319,10 @@ fn measure_all(
                         run.error = Some(format!("returned {} rows, expected {want}", m.rows));
                     }
                 }
+                if let Some(why) = &run.unsupported {
+                    eprintln!("{scenario} {contender}: unsupported: {why}");
+                    unsupported.push(contender);
+                }
                 match (&run.measured, &run.error) {
                     (_, Some(e)) => eprintln!("{scenario} {contender} round {round}: FAILED {e}"),
                     (Some(m), None) => eprintln!(
@@ -316,13 +338,30 @@ fn measure_all(
     Ok(())
 }
 
-/// Which scenarios each contender has.
-fn supports(contender: &str, scenario: &str) -> bool {
-    match contender {
-        "bigq" => true,
-        "bigq-job" => scenario.starts_with("query_"),
-        "python" => !matches!(scenario, "decode" | "json_300k" | "write_1m_objects"),
-        _ => false,
+/// Why a contender has no run for a scenario, or `None` where it runs it. What a contender
+/// finds out only by trying (a service the server does not serve) it reports itself.
+fn not_available(contender: &str, scenario: &str) -> Option<&'static str> {
+    let job_variant = "a query scenario only (the job-creation variant)";
+    let json = "bigq's REST JSON -> Arrow decoder in memory: no other client exposes one";
+    match (contender, scenario) {
+        ("bigq-job" | "bigquery-rs-job", s) if !s.starts_with("query_") => Some(job_variant),
+        (_, "json_300k") if contender != "bigq" => Some(json),
+        ("bigq", "write_1m_arrow") => Some("bigq has no Arrow append API yet"),
+        ("python", "decode") => Some("no Arrow -> row-object decoder to time on its own"),
+        ("python", "write_1m_objects" | "write_1m_arrow") => Some(
+            "its Storage Write client takes requests built by hand (protobuf rows with a \
+             hand-made descriptor); no row-object or Arrow writer",
+        ),
+        ("gcbq", "query_200k_arrow") => Some(
+            "its query client returns JSON rows only (Arrow results are behind the unstable \
+             cfg google_cloud_unstable_bigquery_arrow)",
+        ),
+        ("gcbq", "decode") => Some(
+            "no Arrow -> struct decoder: FromRow converts REST JSON rows, and Row has no public \
+             constructor",
+        ),
+        ("bigq" | "bigq-job" | "python" | "bigquery-rs" | "bigquery-rs-job" | "gcbq", _) => None,
+        _ => Some("unknown contender"),
     }
 }
 
@@ -334,10 +373,15 @@ fn run_once(
     env: &[(String, String)],
 ) -> Result<Run, String> {
     let mut cmd = match contender {
-        "bigq" | "bigq-job" => {
-            let mut c = Command::new(bin_dir.join("contender-bigq"));
+        "bigq" | "bigq-job" | "bigquery-rs" | "bigquery-rs-job" | "gcbq" => {
+            let bin = match contender {
+                "bigq" | "bigq-job" => "contender-bigq",
+                "gcbq" => "contender-gcbq",
+                _ => "contender-bigquery-rs",
+            };
+            let mut c = Command::new(bin_dir.join(bin));
             c.arg(scenario);
-            if contender == "bigq-job" {
+            if contender.ends_with("-job") {
                 c.arg("--job");
             }
             c
@@ -377,9 +421,14 @@ fn run_once(
         .rev()
         .find(|l| l.starts_with('{'))
         .unwrap_or("");
+    let mut unsupported = None;
     let (measured, error) = match serde_json::from_str::<serde_json::Value>(line) {
         Ok(v) if v.get("error").is_some() => {
             (None, Some(v["error"].as_str().unwrap_or("?").to_string()))
+        }
+        Ok(v) if v.get("unsupported").is_some() => {
+            unsupported = Some(v["unsupported"].as_str().unwrap_or("?").to_string());
+            (None, None)
         }
         Ok(v) => match serde_json::from_value::<Measured>(v) {
             Ok(m) => (Some(m), None),
@@ -405,6 +454,7 @@ fn run_once(
         warmup: false,
         measured,
         error,
+        unsupported,
         process_s,
         loopback_bytes,
         machine: MachineState {
@@ -744,10 +794,23 @@ fn summary(results: &Results, scenarios: &[String], contenders: &[String]) -> St
         );
         let base = stats(results, scenario, "bigq").map(|b| b.median);
         for c in contenders {
+            if let Some(why) = not_available(c, scenario) {
+                s += &format!("| {c} | n/a | | | | | | | {} |\n", why.replace('|', "/"));
+                continue;
+            }
+            if let Some(why) = results
+                .runs
+                .iter()
+                .filter(|r| r.scenario == *scenario && r.contender == *c)
+                .find_map(|r| r.unsupported.as_ref())
+            {
+                s += &format!(
+                    "| {c} | unsupported | | | | | | | {} |\n",
+                    why.replace('|', "/")
+                );
+                continue;
+            }
             let Some(st) = stats(results, scenario, c) else {
-                if !supports(c, scenario) {
-                    s += &format!("| {c} | n/a | | | | | | | not available in this client |\n");
-                }
                 continue;
             };
             if st.n == 0 {

@@ -170,7 +170,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
                 .create_table(bigq::admin::Table::new(&target, schema))
                 .await
                 .map_err(e)?;
-            let rows: Vec<ScanRow> = (1..=bench_compare::SCAN_ROWS as i64)
+            let rows: Vec<ScanRow> = (1..=bench_compare::scan_rows() as i64)
                 .map(ScanRow::generate)
                 .collect();
             let (t, c) = (Instant::now(), cpu_seconds());
