@@ -119,11 +119,15 @@ fn main() {
                 ratio(a, b);
             }
             "bigq" => {
-                let t: Vec<_> = (0..rounds).map(|_| timed(|| encode_ours(&mut out))).collect();
+                let t: Vec<_> = (0..rounds)
+                    .map(|_| timed(|| encode_ours(&mut out)))
+                    .collect();
                 summary("bigq/encode", t);
             }
             _ => {
-                let t: Vec<_> = (0..rounds).map(|_| timed(|| encode_other(&mut out))).collect();
+                let t: Vec<_> = (0..rounds)
+                    .map(|_| timed(|| encode_other(&mut out)))
+                    .collect();
                 summary("bigquery/encode", t);
             }
         }

@@ -153,4 +153,3 @@ pub fn encode_bigquery<T: Serialize>(
     }
     bytes
 }
-
