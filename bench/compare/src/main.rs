@@ -32,10 +32,13 @@ struct Args {
     /// Comma-separated scenarios (default: all).
     #[arg(long)]
     only: Option<String>,
-    /// Comma-separated contenders: bigq, bigq-job, python, bigquery-rs (the `bigquery`
+    /// Comma-separated contenders: bigq, bigq-grpc (queries over the v2 gRPC transport), bigq-job, python, bigquery-rs (the `bigquery`
     /// crate), bigquery-rs-job (the same with `.job_creation_required()`), gcbq
     /// (`google-cloud-bigquery`).
-    #[arg(long, default_value = "bigq,bigq-job,python,bigquery-rs,gcbq")]
+    #[arg(
+        long,
+        default_value = "bigq,bigq-grpc,bigq-job,python,bigquery-rs,gcbq"
+    )]
     contenders: String,
     /// Measured runs per contender and scenario.
     #[arg(long, default_value_t = 5)]
@@ -345,8 +348,11 @@ fn not_available(contender: &str, scenario: &str) -> Option<&'static str> {
     let json = "bigq's REST JSON -> Arrow decoder in memory: no other client exposes one";
     match (contender, scenario) {
         ("bigq-job" | "bigquery-rs-job", s) if !s.starts_with("query_") => Some(job_variant),
+        ("bigq-grpc", s) if !s.starts_with("query_") => Some(
+            "a query scenario only (the v2 gRPC transport variant; Storage Read and Write are \
+             gRPC in every variant)",
+        ),
         (_, "json_300k") if contender != "bigq" => Some(json),
-        ("bigq", "write_1m_arrow") => Some("bigq has no Arrow append API yet"),
         ("python", "decode") => Some("no Arrow -> row-object decoder to time on its own"),
         ("python", "write_1m_objects" | "write_1m_arrow") => Some(
             "its Storage Write client takes requests built by hand (protobuf rows with a \
@@ -360,7 +366,11 @@ fn not_available(contender: &str, scenario: &str) -> Option<&'static str> {
             "no Arrow -> struct decoder: FromRow converts REST JSON rows, and Row has no public \
              constructor",
         ),
-        ("bigq" | "bigq-job" | "python" | "bigquery-rs" | "bigquery-rs-job" | "gcbq", _) => None,
+        (
+            "bigq" | "bigq-grpc" | "bigq-job" | "python" | "bigquery-rs" | "bigquery-rs-job"
+            | "gcbq",
+            _,
+        ) => None,
         _ => Some("unknown contender"),
     }
 }
@@ -373,9 +383,9 @@ fn run_once(
     env: &[(String, String)],
 ) -> Result<Run, String> {
     let mut cmd = match contender {
-        "bigq" | "bigq-job" | "bigquery-rs" | "bigquery-rs-job" | "gcbq" => {
+        "bigq" | "bigq-grpc" | "bigq-job" | "bigquery-rs" | "bigquery-rs-job" | "gcbq" => {
             let bin = match contender {
-                "bigq" | "bigq-job" => "contender-bigq",
+                "bigq" | "bigq-grpc" | "bigq-job" => "contender-bigq",
                 "gcbq" => "contender-gcbq",
                 _ => "contender-bigquery-rs",
             };
@@ -383,6 +393,9 @@ fn run_once(
             c.arg(scenario);
             if contender.ends_with("-job") {
                 c.arg("--job");
+            }
+            if contender == "bigq-grpc" {
+                c.arg("--grpc");
             }
             c
         }

@@ -2,7 +2,8 @@
 //! what it measured inside the process (wall and CPU time of the timed part, rows, the path
 //! it took, peak RSS).
 //!
-//! `contender-bigq <scenario> [--job]`, with the server in `BENCH_REST` (and `BENCH_GRPC`
+//! `contender-bigq <scenario> [--job] [--grpc]` (`--grpc`: queries over the v2 gRPC
+//! services instead of REST), with the server in `BENCH_REST` (and `BENCH_GRPC`
 //! for the Storage API), the project in `BENCH_PROJECT` and the scratch dataset in
 //! `BENCH_DATASET`. Without `BENCH_REST` it talks to real BigQuery with Application Default
 //! Credentials.
@@ -10,7 +11,7 @@
 use std::time::Instant;
 
 use bench_compare::{Measured, ScanRow, cpu_seconds, scenario_sql};
-use bigq::Client;
+use bigq::{Client, Transport};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -26,20 +27,28 @@ struct Row200k {
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-bigq <scenario> [--job]");
+        eprintln!("usage: contender-bigq <scenario> [--job] [--grpc]");
         std::process::exit(2);
     };
     let job = args.iter().any(|a| a == "--job");
-    let out = match run(&scenario, job).await {
+    let grpc = args.iter().any(|a| a == "--grpc");
+    let out = match run(&scenario, job, grpc).await {
         Ok(m) => serde_json::to_string(&m).expect("json"),
         Err(e) => serde_json::json!({ "error": e }).to_string(),
     };
     println!("{out}");
 }
 
-async fn client() -> Result<Client, String> {
+async fn client(grpc: bool) -> Result<Client, String> {
     let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
-    let mut b = Client::builder().with_project(project);
+    let transport = if grpc {
+        Transport::Grpc
+    } else {
+        Transport::Rest
+    };
+    let mut b = Client::builder()
+        .with_project(project)
+        .with_transport(transport);
     if let Ok(rest) = std::env::var("BENCH_REST") {
         b = b.with_emulator(rest);
         if let Ok(grpc) = std::env::var("BENCH_GRPC") {
@@ -53,7 +62,7 @@ fn dataset() -> Result<String, String> {
     std::env::var("BENCH_DATASET").map_err(|_| "BENCH_DATASET is not set".to_string())
 }
 
-async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
+async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> {
     let e = |e: bigq::Error| e.to_string();
     // In-memory scenarios first: no server.
     if scenario == "json_300k" {
@@ -69,7 +78,12 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
             "REST JSON body -> Arrow (bigq-codec)",
         ));
     }
-    let client = client().await?;
+    let client = client(grpc).await?;
+    let wire = if grpc {
+        "v2 gRPC Query"
+    } else {
+        "REST jobs.query"
+    };
     let query = |sql: String| {
         let q = client.query(sql).use_query_cache(false);
         if job { q.job_creation_required() } else { q }
@@ -85,29 +99,29 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
         "query_const" | "query_1k" => {
             let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
             let path = if results.job_reference().is_some() {
-                "REST jobs.query, job created"
+                format!("{wire}, job created")
             } else {
-                "REST jobs.query, short query mode (no job)"
+                format!("{wire}, short query mode (no job)")
             };
             let batches = results.into_batches().try_collect().await.map_err(e)?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
-            Ok(Measured::new(rows, t, c, path))
+            Ok(Measured::new(rows, t, c, &path))
         }
         "query_200k_rows" => {
             let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
-            let path = path_of(&results);
+            let path = path_of(&results, wire);
             let rows: Vec<Row200k> = results.fetch_all().await.map_err(e)?;
-            Ok(Measured::new(rows.len(), t, c, path))
+            Ok(Measured::new(rows.len(), t, c, &path))
         }
         "query_200k_arrow" => {
             let results = query(scenario_sql(scenario, &ds)).run().await.map_err(e)?;
-            let path = path_of(&results);
+            let path = path_of(&results, wire);
             let batches = results.into_batches().try_collect().await.map_err(e)?;
             Ok(Measured::new(
                 batches.iter().map(|b| b.num_rows()).sum(),
                 t,
                 c,
-                path,
+                &path,
             ))
         }
         "scan_typed" => {
@@ -191,14 +205,44 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, String> {
             );
             Ok(Measured::new(summary.rows_written as usize, t, c, &path))
         }
+        "write_1m_arrow" => {
+            // The batches are made before the clock starts; the time covers their IPC
+            // encoding and the appends into the _default stream.
+            let target = format!("{ds}.write_target_arrow");
+            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
+            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
+            let _ = client.delete_table(&target).await;
+            client
+                .create_table(bigq::admin::Table::new(&target, schema))
+                .await
+                .map_err(e)?;
+            let batches = bench_compare::scan_batches(bench_compare::scan_rows(), 25_000);
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut writer = client
+                .write(&target)
+                .default_stream()
+                .open()
+                .await
+                .map_err(e)?;
+            for batch in &batches {
+                writer.append_batch(batch).await.map_err(e)?;
+            }
+            let summary = writer.finish().await.map_err(e)?;
+            let path = format!(
+                "Storage Write _default, Arrow batches (append_batch), {} requests, {:.1} MB",
+                summary.requests,
+                summary.bytes_sent as f64 / 1e6
+            );
+            Ok(Measured::new(summary.rows_written as usize, t, c, &path))
+        }
         other => Err(format!("unknown scenario {other:?}")),
     }
 }
 
-fn path_of(results: &bigq::query::QueryResults) -> &'static str {
+fn path_of(results: &bigq::query::QueryResults, wire: &str) -> String {
     if results.reads_with_storage_api() {
-        "REST jobs.query, then Storage Read of the destination table"
+        format!("{wire}, then Storage Read of the destination table")
     } else {
-        "REST jobs.query and getQueryResults pages"
+        format!("{wire} and getQueryResults pages")
     }
 }
