@@ -428,9 +428,14 @@ async fn bad_rows_are_row_errors_and_nothing_is_appended() {
         .await;
     end.unwrap();
     assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    // Every bad row is reported, each naming its column.
     let idx: Vec<i64> = rs[0].row_errors.iter().map(|e| e.index).collect();
-    assert_eq!(idx, vec![2], "{:?}", rs[0].row_errors);
-    assert!(rs[0].row_errors[0].message.contains("UTF-8"));
+    assert_eq!(idx, vec![1, 2], "{:?}", rs[0].row_errors);
+    assert_eq!(rs[0].row_errors[0].message, "id: Missing required field.");
+    assert_eq!(
+        rs[0].row_errors[1].message,
+        "name: invalid UTF-8 in a string"
+    );
     let (rs, _) = ctx
         .append(vec![request(
             &default,
