@@ -806,3 +806,31 @@ impl WriteService {
         &self.faults
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_values_as_text() {
+        let c = TableFieldSchema::new("c", FieldType::String);
+        let text = |e: &str| default_text(&c, e).map(|t| t.map(|t| t.to_string()));
+        assert_eq!(text("'none'"), Ok(Some("none".into())));
+        assert_eq!(text(" 42 "), Ok(Some("42".into())));
+        assert_eq!(text("-1.5"), Ok(Some("-1.5".into())));
+        assert_eq!(text("DATE '2024-01-02'"), Ok(Some("2024-01-02".into())));
+        assert_eq!(text("true"), Ok(Some("true".into())));
+        assert_eq!(text("NULL"), Ok(None));
+        let now = text("CURRENT_TIMESTAMP()").unwrap().unwrap();
+        assert!(now.starts_with("20") && now.ends_with('Z'), "{now}");
+        let today = text("current_date()").unwrap().unwrap();
+        assert!(
+            bigq_codec::value::text::parse_date(today.as_bytes()).is_some(),
+            "{today}"
+        );
+        assert_eq!(
+            text("GENERATE_UUID()"),
+            Err("Unsupported by bigq-emulator: default value expression `GENERATE_UUID()` of column c".into())
+        );
+    }
+}

@@ -273,23 +273,23 @@ impl Leaf {
             Leaf::Int64(v) => v.push(int64_of(raw)?),
             Leaf::Float64(v) => v.push(float64_of(raw)?),
             Leaf::Bool(v) => v.append(bool_of(raw)?),
+            // STRING and JSON take numbers and booleans as their text, as insertAll does;
+            // GEOGRAPHY only text.
             Leaf::Text {
                 offsets,
                 data,
-                json,
                 geography,
+                ..
             } => match raw {
                 Raw::Bytes(b) => push_text(offsets, data, utf8(b)?.as_bytes())?,
                 _ if *geography => return Err(bad("string", raw)),
                 Raw::Float(f) => push_text(offsets, data, float_text(f).as_bytes())?,
-                _ => {
-                    let _ = json;
+                Raw::Int(_) | Raw::UInt(_) | Raw::Bool(_) => {
                     let mut s = String::new();
                     let _ = match raw {
                         Raw::Int(v) => write!(s, "{v}"),
                         Raw::UInt(v) => write!(s, "{v}"),
-                        Raw::Bool(v) => write!(s, "{v}"),
-                        Raw::Float(_) | Raw::Bytes(_) => Ok(()),
+                        _ => write!(s, "{}", matches!(raw, Raw::Bool(true))),
                     };
                     push_text(offsets, data, s.as_bytes())?
                 }
