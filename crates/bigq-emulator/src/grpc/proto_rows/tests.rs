@@ -806,23 +806,29 @@ fn scan_table_rows_decode_like_the_json_decoder() {
 }
 
 /// Decode speed, the Arrow decoder against the first (JSON) one on the same requests in the
-/// same run: 1M scan-table rows in 500-row requests (NUMERIC as text, bigq's default),
-/// median of 5 runs each.
+/// same run, alternating: 1M scan-table rows in 500-row requests (NUMERIC as text, bigq's
+/// default), median of 3 runs each (`BIGQ_DECODE_ROWS`, `BIGQ_DECODE_RUNS` change both).
 ///
 /// `cargo test --release -p bigq-emulator --lib -- --ignored --nocapture decode_speed`
 #[test]
 #[ignore = "a release-build measurement"]
 fn decode_speed() {
-    const ROWS: usize = 1_000_000;
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let rows_n = env("BIGQ_DECODE_ROWS", 1_000_000);
     const PER_REQUEST: usize = 500;
-    const RUNS: usize = 5;
+    let runs = env("BIGQ_DECODE_RUNS", 3);
     let table = Table::new(scan_table()).unwrap();
     let schema = write_schema(&table.schema, NumericEncoding::Text);
-    let rows = scan_rows(ROWS);
+    let rows = scan_rows(rows_n);
     let bytes = encode(&schema, &rows);
     drop(rows);
     let total: usize = bytes.iter().map(Vec::len).sum();
-    println!("{ROWS} rows, {total} bytes of serialized rows, {PER_REQUEST} rows a request");
+    println!("{rows_n} rows, {total} bytes of serialized rows, {PER_REQUEST} rows a request");
     let desc = schema.descriptor();
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -831,12 +837,12 @@ fn decode_speed() {
     let time = |f: &mut dyn FnMut() -> usize| {
         let t = std::time::Instant::now();
         let n = f();
-        assert_eq!(n, ROWS);
+        assert_eq!(n, rows_n);
         t.elapsed().as_secs_f64()
     };
     let mut new = Vec::new();
     let mut old = Vec::new();
-    for run in 0..RUNS {
+    for run in 0..runs {
         let mut d = RowsDecoder::new(desc, &table.schema, table.arrow_schema.clone()).unwrap();
         let a = time(&mut || {
             bytes
@@ -857,8 +863,8 @@ fn decode_speed() {
     let (a, b) = (median(new), median(old));
     println!(
         "median: arrow decoder {a:.3} s ({:.0} rows/s), json decoder {b:.3} s ({:.0} rows/s), {:.1}x",
-        ROWS as f64 / a,
-        ROWS as f64 / b,
+        rows_n as f64 / a,
+        rows_n as f64 / b,
         b / a
     );
 }
