@@ -17,6 +17,8 @@ use datafusion::error::DataFusionError;
 use crate::error::{BqError, BqResult};
 use crate::sql::types;
 
+mod persist;
+
 /// Milliseconds since the epoch, as BigQuery reports creation times.
 pub fn now_millis() -> i64 {
     SystemTime::now()
@@ -145,13 +147,27 @@ struct State {
 #[derive(Default, Debug)]
 pub struct Catalog {
     state: RwLock<State>,
+    /// With a data directory: its files, brought up to date after every change.
+    store: Option<persist::Store>,
 }
 
 /// Read access to one project's datasets.
 pub struct ReadGuard<'a>(RwLockReadGuard<'a, State>);
 
-/// Write access to all projects.
-pub struct WriteGuard<'a>(RwLockWriteGuard<'a, State>);
+/// Write access to all projects. With a data directory, the changes are written to it
+/// when the guard is dropped, before the lock is released.
+pub struct WriteGuard<'a>(RwLockWriteGuard<'a, State>, Option<&'a persist::Store>);
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(store) = self.1
+            && let Err(e) = store.sync(&self.0)
+        {
+            // A guard cannot fail; the change is in memory and the next sync retries.
+            eprintln!("bigq-emulator: cannot write the data directory: {e}");
+        }
+    }
+}
 
 fn dataset_not_found(project: &str, dataset: &str) -> BqError {
     BqError::not_found(format!(
@@ -290,7 +306,32 @@ impl Catalog {
 
     /// Write access.
     pub fn write(&self) -> WriteGuard<'_> {
-        WriteGuard(self.state.write().unwrap_or_else(|e| e.into_inner()))
+        WriteGuard(
+            self.state.write().unwrap_or_else(|e| e.into_inner()),
+            self.store.as_ref(),
+        )
+    }
+
+    /// A catalog kept in the directory `dir` (created if missing): what an earlier run left
+    /// there is loaded, and every change is written back (see `catalog/persist.rs` for the
+    /// format).
+    pub fn open(dir: &std::path::Path) -> std::io::Result<Arc<Catalog>> {
+        let (store, state) = persist::Store::open(dir)?;
+        Ok(Arc::new(Catalog {
+            state: RwLock::new(state),
+            store: Some(store),
+        }))
+    }
+
+    /// With a data directory: writes any change not yet written and syncs the files to the
+    /// disk. Called on shutdown.
+    pub fn flush(&self) -> std::io::Result<()> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        store.sync(&state)?;
+        store.flush()
     }
 
     /// The DataFusion view of this catalog.

@@ -17,7 +17,42 @@
 //! # }
 //! ```
 //!
-//! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory);
+//! ## Keeping data across restarts
+//!
+//! In memory by default. With [`EmulatorBuilder::with_data_dir`] (`--data-dir DIR` for the
+//! binary) datasets, tables (schema, metadata) and rows are kept in a directory and loaded
+//! again at the next start:
+//!
+//! - `DIR/catalog.json`: projects, datasets and tables with their schemas and metadata, no
+//!   rows; rewritten whole (temporary file + rename) when any of it changes;
+//! - `DIR/tables/{project}/{dataset}/{table}/{generation}-{sequence}.arrows`: the rows as
+//!   Arrow IPC streams in the table's Arrow layout. A commit that only adds rows (DML
+//!   `INSERT`, `insertAll`, a Storage Write append, commit or flush) adds one segment; one
+//!   that changes existing rows (`UPDATE`, `DELETE`, `MERGE`, `TRUNCATE`, `ALTER TABLE`,
+//!   `CREATE OR REPLACE`) writes the table as a new generation and deletes the old one.
+//!   `DROP TABLE` deletes the table's folder.
+//!
+//! Files are written (temporary name, then rename) while the change commits, before the
+//! request that made it is answered, so a crash of the emulator loses at most the requests
+//! in flight; shutdown ([`Emulator::shutdown`], dropping the [`Emulator`], SIGINT or SIGTERM
+//! for the binary) syncs them to the disk. Storage Write streams that are not yet committed
+//! (PENDING before `BatchCommitWriteStreams`, BUFFERED rows not flushed) and query jobs
+//! live in memory only.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! let emu = bigq_emulator::Emulator::builder()
+//!     .with_data_dir("/tmp/bigq-emulator-data")
+//!     .start()
+//!     .await?;
+//! // ... create tables, write rows ...
+//! emu.shutdown().await; // the next start on the same directory sees them again
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory, and the
+//! data directory in `catalog/persist.rs`);
 //! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `rest/` is the
 //! HTTP surface and the row encoder; `api/` the operations both wires share; `grpc/` serves
 //! the Storage API (Read and Write) and the v2 Job, Dataset and Table services on its own port.
@@ -32,6 +67,7 @@ pub mod rest;
 pub mod sql;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,6 +87,7 @@ pub struct EmulatorBuilder {
     grpc_port: u16,
     project: String,
     query_delay: Duration,
+    data_dir: Option<PathBuf>,
 }
 
 impl Default for EmulatorBuilder {
@@ -61,6 +98,7 @@ impl Default for EmulatorBuilder {
             grpc_port: 0,
             project: "test-project".to_string(),
             query_delay: Duration::ZERO,
+            data_dir: None,
         }
     }
 }
@@ -99,6 +137,15 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Keeps datasets, tables and rows in `dir` (created if missing) so they survive a
+    /// restart: what an earlier run left there is loaded at start, and every committed
+    /// change is written before the request that made it is answered. Without it (the
+    /// default) everything lives in memory. See the crate docs for the format.
+    pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
     /// Binds the REST and gRPC ports and starts serving both.
     pub async fn start(self) -> std::io::Result<Emulator> {
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
@@ -106,7 +153,10 @@ impl EmulatorBuilder {
         let grpc_listener = TcpListener::bind(SocketAddr::new(self.host, self.grpc_port)).await?;
         let grpc_addr = grpc_listener.local_addr()?;
         let base_url = format!("http://{addr}");
-        let catalog = Catalog::new();
+        let catalog = match &self.data_dir {
+            Some(dir) => Catalog::open(dir)?,
+            None => Catalog::new(),
+        };
         catalog.write().add_project(&self.project);
         let state = Arc::new(rest::AppState {
             engine: sql::engine::Engine::new(catalog.clone()),
@@ -215,13 +265,21 @@ impl Emulator {
         &self.catalog
     }
 
-    /// Stops accepting connections and waits for the server to finish.
+    /// Stops accepting connections and waits for the server to finish; with a data
+    /// directory, its files are then synced to the disk.
     pub async fn shutdown(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(true);
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
+        }
+        self.flush_data_dir();
+    }
+
+    fn flush_data_dir(&self) {
+        if let Err(e) = self.catalog.flush() {
+            eprintln!("bigq-emulator: cannot sync the data directory: {e}");
         }
     }
 
@@ -237,6 +295,7 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(true);
+            self.flush_data_dir();
         }
     }
 }

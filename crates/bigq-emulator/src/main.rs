@@ -1,6 +1,6 @@
 //! `bigq-emulator`: a local BigQuery REST and Storage API (gRPC) server.
 //!
-//! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--grpc-port 9060] [--project test-project]`
+//! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--grpc-port 9060] [--project test-project] [--data-dir DIR]`
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use bigq_emulator::{Emulator, EmulatorBuilder};
 
-const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N]\n\
+const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N] [--data-dir DIR]\n\
 Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default) and the\n\
-Storage Read and Write APIs over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.";
+Storage Read and Write APIs over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.\n\
+--data-dir DIR keeps datasets, tables and rows in DIR across restarts (in memory without it).";
 
 fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
     let mut b = Emulator::builder().with_port(9050).with_grpc_port(9060);
@@ -34,6 +35,7 @@ fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
                 b.with_grpc_port(v.parse().map_err(|_| format!("bad port {v}"))?)
             }
             "--project" => b.with_project(value()?.clone()),
+            "--data-dir" => b.with_data_dir(value()?.clone()),
             "--query-delay-ms" => {
                 let v = value()?;
                 let ms: u64 = v.parse().map_err(|_| format!("bad delay {v}"))?;
@@ -43,6 +45,22 @@ fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
         };
     }
     Ok(b)
+}
+
+/// SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[tokio::main]
@@ -72,7 +90,7 @@ async fn main() -> ExitCode {
         emu.project()
     );
     println!("grpc listening on {}", emu.grpc_endpoint());
-    let _ = tokio::signal::ctrl_c().await;
+    stopped().await;
     emu.shutdown().await;
     ExitCode::SUCCESS
 }

@@ -428,9 +428,14 @@ async fn bad_rows_are_row_errors_and_nothing_is_appended() {
         .await;
     end.unwrap();
     assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    // Every bad row is reported, each naming its column.
     let idx: Vec<i64> = rs[0].row_errors.iter().map(|e| e.index).collect();
-    assert_eq!(idx, vec![2], "{:?}", rs[0].row_errors);
-    assert!(rs[0].row_errors[0].message.contains("UTF-8"));
+    assert_eq!(idx, vec![1, 2], "{:?}", rs[0].row_errors);
+    assert_eq!(rs[0].row_errors[0].message, "id: Missing required field.");
+    assert_eq!(
+        rs[0].row_errors[1].message,
+        "name: invalid UTF-8 in a string"
+    );
     let (rs, _) = ctx
         .append(vec![request(
             &default,
@@ -573,4 +578,121 @@ async fn arrow_rows_are_appended_by_column_name() {
     let v = ctx.query("SELECT name, tags FROM ds.t WHERE id = 2").await;
     assert_eq!(v["rows"][0]["f"][0]["v"], "a1");
     assert_eq!(v["rows"][0]["f"][1]["v"], json!([{"v": "0"}]));
+}
+
+#[tokio::test]
+async fn missing_value_interpretations_fill_absent_columns_with_defaults() {
+    use append_rows_request::MissingValueInterpretation as Mvi;
+    let ctx = Ctx::new().await;
+    let url = format!(
+        "{}/bigquery/v2/projects/p/datasets/ds/tables",
+        ctx.emu.rest_endpoint()
+    );
+    let resp = ctx
+        .http
+        .post(url)
+        .json(&json!({
+            "tableReference": {"projectId": "p", "datasetId": "ds", "tableId": "d"},
+            "schema": {"fields": [
+                {"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
+                {"name": "note", "type": "STRING", "defaultValueExpression": "'none'"},
+                {"name": "n", "type": "INTEGER", "defaultValueExpression": "42"},
+                {"name": "at", "type": "TIMESTAMP", "defaultValueExpression": "CURRENT_TIMESTAMP()"},
+                {"name": "plain", "type": "STRING"}
+            ]}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{:?}", resp.text().await);
+    let stream = "projects/p/datasets/ds/tables/d/streams/_default";
+    let id_only = DescriptorProto {
+        name: Some("Row".into()),
+        field: vec![field("id", 1, Type::Int64, Label::Optional)],
+        ..Default::default()
+    };
+    let req = |id: i64, default: Mvi, per_column: &[(&str, Mvi)]| {
+        let mut m = Vec::new();
+        varint(&mut m, 1 << 3);
+        varint(&mut m, id as u64);
+        AppendRowsRequest {
+            write_stream: stream.into(),
+            rows: Some(append_rows_request::Rows::ProtoRows(
+                append_rows_request::ProtoData {
+                    writer_schema: Some(ProtoSchema {
+                        proto_descriptor: Some(id_only.clone()),
+                    }),
+                    rows: Some(ProtoRows {
+                        serialized_rows: vec![m],
+                    }),
+                },
+            )),
+            default_missing_value_interpretation: default as i32,
+            missing_value_interpretations: per_column
+                .iter()
+                .map(|(c, v)| (c.to_string(), *v as i32))
+                .collect(),
+            ..Default::default()
+        }
+    };
+    let (rs, end) = ctx
+        .append(vec![
+            req(1, Mvi::Unspecified, &[]),
+            req(2, Mvi::DefaultValue, &[]),
+            req(3, Mvi::DefaultValue, &[("N", Mvi::NullValue)]),
+            req(4, Mvi::NullValue, &[("note", Mvi::DefaultValue)]),
+        ])
+        .await;
+    end.unwrap();
+    assert!(rs.iter().all(|r| r.row_errors.is_empty()), "{rs:?}");
+    let v = ctx
+        .query("SELECT id, note, n, at IS NOT NULL, plain FROM ds.d ORDER BY id")
+        .await;
+    let rows: Vec<Vec<Value>> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["f"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["v"].clone())
+                .collect()
+        })
+        .collect();
+    let null = Value::Null;
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                json!("1"),
+                null.clone(),
+                null.clone(),
+                json!("false"),
+                null.clone()
+            ],
+            vec![
+                json!("2"),
+                json!("none"),
+                json!("42"),
+                json!("true"),
+                null.clone()
+            ],
+            vec![
+                json!("3"),
+                json!("none"),
+                null.clone(),
+                json!("true"),
+                null.clone()
+            ],
+            vec![
+                json!("4"),
+                json!("none"),
+                null.clone(),
+                json!("false"),
+                null.clone()
+            ],
+        ]
+    );
 }

@@ -12,7 +12,6 @@ use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use datafusion::arrow::array::{Array, new_null_array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::scalar::ScalarValue;
 use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
 use gcloud_sdk::google::rpc::Status as RpcStatus;
 use gcloud_sdk::prost_types::DescriptorProto;
@@ -23,15 +22,13 @@ use pb::{
     RowError, StorageError, WriteStream, append_rows_request, append_rows_response,
     row_error::RowErrorCode, storage_error::StorageErrorCode, write_stream,
 };
-use serde_json::{Map, Value};
 use tonic::{Code, Status};
 
 use super::faults::Faults;
-use super::proto_rows::decode_row;
+use super::proto_rows::{CompileError, DecodeError, RowsDecoder};
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
 use crate::rest::AppState;
-use crate::sql::values::json_to_scalar;
 
 /// One write stream's state.
 #[derive(Debug)]
@@ -136,60 +133,31 @@ fn rpc_status(code: Code, message: impl Into<String>) -> RpcStatus {
     }
 }
 
-/// Rows (insertAll JSON objects) as one batch in the table's layout, or the errors of the
-/// rows that do not fit the schema.
-fn rows_to_batch(table: &Table, rows: &[Map<String, Value>]) -> Result<RecordBatch, Vec<RowError>> {
-    let mut columns: Vec<Vec<ScalarValue>> =
-        vec![Vec::with_capacity(rows.len()); table.schema.len()];
-    let mut errors = Vec::new();
-    for (i, row) in rows.iter().enumerate() {
-        for (c, f) in table.schema.iter().enumerate() {
-            match json_to_scalar(f, row.get(&f.name).unwrap_or(&Value::Null)) {
-                Ok(v) => columns[c].push(v),
-                Err(e) => {
-                    errors.push(RowError {
-                        index: i as i64,
-                        code: RowErrorCode::FieldsError as i32,
-                        message: format!("{}: {}", e.location, e.message),
-                    });
-                    break;
-                }
-            }
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let internal = |e: String| {
-        vec![RowError {
-            index: 0,
-            code: RowErrorCode::Unspecified as i32,
-            message: e,
-        }]
-    };
-    let arrays = columns
-        .into_iter()
-        .zip(table.arrow_schema.fields())
-        .map(|(vals, f)| {
-            let a = ScalarValue::iter_to_array(vals).map_err(|e| internal(e.to_string()))?;
-            if a.data_type() == f.data_type() {
-                Ok(a)
-            } else {
-                datafusion::arrow::compute::cast(&a, f.data_type())
-                    .map_err(|e| internal(e.to_string()))
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    RecordBatch::try_new(table.arrow_schema.clone(), arrays).map_err(|e| internal(e.to_string()))
-}
-
 /// The writer schema a connection declared: protobuf or Arrow rows.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum WriterSchema {
-    /// Protobuf rows of this message type.
-    Proto(Box<DescriptorProto>),
+    /// Protobuf rows of this message type, with its decoder once compiled.
+    Proto(Box<ProtoWriter>),
     /// Arrow record batches of this IPC-serialized schema.
     Arrow(Vec<u8>),
+}
+
+/// A connection's protobuf writer schema and the decoder compiled from it for the
+/// stream's table (compiled again if the table's schema changes).
+#[derive(Debug)]
+pub struct ProtoWriter {
+    desc: DescriptorProto,
+    decoder: Option<RowsDecoder>,
+}
+
+impl ProtoWriter {
+    /// A writer schema whose decoder is compiled on first use.
+    pub fn new(desc: DescriptorProto) -> ProtoWriter {
+        ProtoWriter {
+            desc,
+            decoder: None,
+        }
+    }
 }
 
 /// Why a request appended nothing.
@@ -217,37 +185,138 @@ fn extra_field(name: &str, field: &str) -> Failure {
     }
 }
 
-/// Protobuf rows as one batch in the table's layout.
+/// The text of a column's default value (`defaultValueExpression`) for a row that leaves
+/// it out: literals and the `CURRENT_*()` functions; `None` for NULL.
+fn default_text(column: &TableFieldSchema, expr: &str) -> Result<Option<Box<str>>, String> {
+    use bigq_codec::value::text;
+    let e = expr.trim();
+    let upper = e.to_ascii_uppercase();
+    let now = || {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0)
+    };
+    let mut out = String::new();
+    let _ = match upper.trim_end_matches("()") {
+        "NULL" => return Ok(None),
+        "TRUE" | "FALSE" => return Ok(Some(upper.to_ascii_lowercase().into())),
+        "CURRENT_TIMESTAMP" => text::format_timestamp(now(), &mut out),
+        "CURRENT_DATETIME" => text::format_datetime(now(), &mut out),
+        "CURRENT_DATE" => {
+            text::format_date(now().div_euclid(text::MICROS_PER_DAY) as i32, &mut out)
+        }
+        "CURRENT_TIME" => text::format_time(now().rem_euclid(text::MICROS_PER_DAY), &mut out),
+        _ => {
+            // A number, or a string literal with an optional type (`DATE '2024-01-01'`).
+            if e.parse::<f64>().is_ok() {
+                return Ok(Some(e.into()));
+            }
+            let quoted = e
+                .find(['\'', '"'])
+                .filter(|i| e[..*i].trim().chars().all(|c| c.is_ascii_alphanumeric()));
+            return match quoted {
+                Some(i) if e.len() > i + 1 && e.ends_with(&e[i..i + 1]) => {
+                    Ok(Some(e[i + 1..e.len() - 1].into()))
+                }
+                _ => Err(format!(
+                    "Unsupported by bigq-emulator: default value expression `{expr}` of column {}",
+                    column.name
+                )),
+            };
+        }
+    };
+    Ok(Some(out.into()))
+}
+
+/// Per column, the text an absent field takes under the request's missing value
+/// interpretations (`DEFAULT_VALUE`: the column's default, if it has one).
+fn fill_values(
+    table: &Table,
+    per_column: &HashMap<String, i32>,
+    default: i32,
+) -> Result<Vec<Option<Box<str>>>, String> {
+    use append_rows_request::MissingValueInterpretation as Mvi;
+    table
+        .schema
+        .iter()
+        .map(|c| {
+            let how = per_column
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(&c.name))
+                .map(|(_, v)| *v)
+                .unwrap_or(default);
+            match (Mvi::try_from(how), &c.default_value_expression) {
+                (Ok(Mvi::DefaultValue), Some(expr)) => default_text(c, expr),
+                _ => Ok(None),
+            }
+        })
+        .collect()
+}
+
+/// Protobuf rows as one batch in the table's layout, by the writer's decoder (compiled
+/// for this table on first use).
 fn proto_batch(
     table: &Table,
-    desc: &DescriptorProto,
+    writer: &mut ProtoWriter,
     serialized: &[Vec<u8>],
+    fill: &[Option<Box<str>>],
     name: &str,
 ) -> Result<RecordBatch, Failure> {
-    if let Some(extra) = desc.field.iter().find(|f| {
-        !table
-            .schema
-            .iter()
-            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
-    }) {
-        return Err(extra_field(name, extra.name()));
+    if serialized.is_empty() {
+        return Err(Failure {
+            code: Code::InvalidArgument,
+            message: format!("No rows in the request. Entity: {name}"),
+            row_errors: Vec::new(),
+        });
     }
-    let mut rows = Vec::with_capacity(serialized.len());
-    let mut row_errors = Vec::new();
-    for (i, bytes) in serialized.iter().enumerate() {
-        match decode_row(desc, desc, &table.schema, bytes) {
-            Ok(r) => rows.push(r),
-            Err(message) => row_errors.push(RowError {
-                index: i as i64,
-                code: RowErrorCode::FieldsError as i32,
-                message,
-            }),
-        }
+    let fresh = match &writer.decoder {
+        Some(d) => !d.is_for(&table.schema, &table.arrow_schema),
+        None => true,
+    };
+    if fresh {
+        writer.decoder = None;
+        let d = RowsDecoder::new(&writer.desc, &table.schema, table.arrow_schema.clone()).map_err(
+            |e| match e {
+                CompileError::ExtraField(f) => extra_field(name, &f),
+                CompileError::Unsupported(m) => Failure {
+                    code: Code::InvalidArgument,
+                    message: format!("{m} Entity: {name}"),
+                    row_errors: Vec::new(),
+                },
+            },
+        )?;
+        writer.decoder = Some(d);
     }
-    if !row_errors.is_empty() {
-        return Err(rows_failed(name, row_errors));
+    let Some(decoder) = writer.decoder.as_mut() else {
+        return Err(Failure {
+            code: Code::Internal,
+            message: format!("No row decoder. Entity: {name}"),
+            row_errors: Vec::new(),
+        });
+    };
+    let result = decoder.decode(serialized, fill);
+    if result.is_err() {
+        // Its builders hold part of the failed request: compile afresh next time.
+        writer.decoder = None;
     }
-    rows_to_batch(table, &rows).map_err(|e| rows_failed(name, e))
+    result.map_err(|e| match e {
+        DecodeError::Rows(rows) => rows_failed(
+            name,
+            rows.into_iter()
+                .map(|(i, message)| RowError {
+                    index: i as i64,
+                    code: RowErrorCode::FieldsError as i32,
+                    message,
+                })
+                .collect(),
+        ),
+        DecodeError::Batch(m) => Failure {
+            code: Code::Internal,
+            message: format!("Rows do not fit the table: {m} Entity: {name}"),
+            row_errors: Vec::new(),
+        },
+    })
 }
 
 /// An Arrow record batch (IPC, with the connection's writer schema) in the table's layout:
@@ -606,15 +675,28 @@ impl WriteService {
         let batch = match req.rows {
             Some(append_rows_request::Rows::ProtoRows(data)) => {
                 if let Some(d) = data.writer_schema.and_then(|w| w.proto_descriptor) {
-                    *schema = Some(WriterSchema::Proto(Box::new(d)));
+                    *schema = Some(WriterSchema::Proto(Box::new(ProtoWriter::new(d))));
                 }
-                match schema.as_ref() {
-                    Some(WriterSchema::Proto(desc)) => proto_batch(
+                match schema.as_mut() {
+                    Some(WriterSchema::Proto(writer)) => fill_values(
                         &table,
-                        desc,
-                        &data.rows.map(|r| r.serialized_rows).unwrap_or_default(),
-                        &name,
-                    ),
+                        &req.missing_value_interpretations,
+                        req.default_missing_value_interpretation,
+                    )
+                    .map_err(|m| Failure {
+                        code: Code::InvalidArgument,
+                        message: format!("{m} Entity: {name}"),
+                        row_errors: Vec::new(),
+                    })
+                    .and_then(|fill| {
+                        proto_batch(
+                            &table,
+                            writer,
+                            &data.rows.map(|r| r.serialized_rows).unwrap_or_default(),
+                            &fill,
+                            &name,
+                        )
+                    }),
                     _ => Err(no_schema()),
                 }
             }
@@ -722,5 +804,33 @@ impl WriteService {
     /// The fault hooks.
     pub fn faults(&self) -> &Arc<Faults> {
         &self.faults
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_values_as_text() {
+        let c = TableFieldSchema::new("c", FieldType::String);
+        let text = |e: &str| default_text(&c, e).map(|t| t.map(|t| t.to_string()));
+        assert_eq!(text("'none'"), Ok(Some("none".into())));
+        assert_eq!(text(" 42 "), Ok(Some("42".into())));
+        assert_eq!(text("-1.5"), Ok(Some("-1.5".into())));
+        assert_eq!(text("DATE '2024-01-02'"), Ok(Some("2024-01-02".into())));
+        assert_eq!(text("true"), Ok(Some("true".into())));
+        assert_eq!(text("NULL"), Ok(None));
+        let now = text("CURRENT_TIMESTAMP()").unwrap().unwrap();
+        assert!(now.starts_with("20") && now.ends_with('Z'), "{now}");
+        let today = text("current_date()").unwrap().unwrap();
+        assert!(
+            bigq_codec::value::text::parse_date(today.as_bytes()).is_some(),
+            "{today}"
+        );
+        assert_eq!(
+            text("GENERATE_UUID()"),
+            Err("Unsupported by bigq-emulator: default value expression `GENERATE_UUID()` of column c".into())
+        );
     }
 }

@@ -1,3 +1,6 @@
+//! The emulator's first protobuf row decoder, kept for the tests only: the reference the
+//! Arrow decoder is checked against, and the baseline of its speed test.
+//!
 //! Protobuf rows as the Storage Write API receives them: serialized messages decoded with
 //! the writer's `DescriptorProto` (proto2 semantics: an absent field is NULL), each field
 //! matched to the table column of the same name and turned into the JSON value
@@ -11,9 +14,66 @@
 use base64::Engine as _;
 use bigq_codec::schema::{FieldType, TableFieldSchema};
 use bigq_codec::value::text::{format_date, format_timestamp};
+use datafusion::arrow::array::Array;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::scalar::ScalarValue;
 use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
 use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
 use serde_json::{Map, Value};
+
+use crate::catalog::Table;
+use crate::sql::values::json_to_scalar;
+
+/// Rows of one request as the first decoder stored them: each decoded to insertAll JSON,
+/// each cell converted to a `ScalarValue`, each column built from its scalars. Errors are
+/// (row index, message).
+pub fn proto_batch(
+    table: &Table,
+    desc: &DescriptorProto,
+    serialized: &[Vec<u8>],
+) -> Result<RecordBatch, Vec<(usize, String)>> {
+    let mut rows = Vec::with_capacity(serialized.len());
+    let mut errors = Vec::new();
+    for (i, bytes) in serialized.iter().enumerate() {
+        match decode_row(desc, desc, &table.schema, bytes) {
+            Ok(r) => rows.push(r),
+            Err(message) => errors.push((i, message)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut columns: Vec<Vec<ScalarValue>> =
+        vec![Vec::with_capacity(rows.len()); table.schema.len()];
+    for (i, row) in rows.iter().enumerate() {
+        for (c, f) in table.schema.iter().enumerate() {
+            match json_to_scalar(f, row.get(&f.name).unwrap_or(&Value::Null)) {
+                Ok(v) => columns[c].push(v),
+                Err(e) => {
+                    errors.push((i, format!("{}: {}", e.location, e.message)));
+                    break;
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let arrays = columns
+        .into_iter()
+        .zip(table.arrow_schema.fields())
+        .map(|(vals, f)| {
+            let a = ScalarValue::iter_to_array(vals).map_err(|e| vec![(0, e.to_string())])?;
+            if a.data_type() == f.data_type() {
+                Ok(a)
+            } else {
+                datafusion::arrow::compute::cast(&a, f.data_type())
+                    .map_err(|e| vec![(0, e.to_string())])
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(table.arrow_schema.clone(), arrays).map_err(|e| vec![(0, e.to_string())])
+}
 
 /// Why a row could not be decoded: the message names the field where it can.
 pub type RowError = String;

@@ -1,0 +1,309 @@
+//! `with_data_dir` / `--data-dir`: datasets, tables and rows written through SQL, the REST
+//! API and the Storage Write API survive a restart on the same directory; DROP TABLE and
+//! DML rewrites leave no stale rows behind.
+
+use std::path::{Path, PathBuf};
+
+use bigq_codec::proto::{RowEncoder, WriteSchema};
+use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+use bigq_emulator::Emulator;
+use gcloud_sdk::google::cloud::bigquery::storage::v1::{
+    AppendRowsRequest, BatchCommitWriteStreamsRequest, CreateWriteStreamRequest,
+    FinalizeWriteStreamRequest, ProtoRows, ProtoSchema, WriteStream, append_rows_request,
+    append_rows_response, big_query_write_client::BigQueryWriteClient, write_stream,
+};
+use serde_json::{Value, json};
+use tonic::transport::Channel;
+
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir() -> Dir {
+    Dir(std::env::temp_dir().join(format!("bigq-emulator-data-{}", uuid::Uuid::new_v4())))
+}
+
+async fn start(dir: &Path) -> Emulator {
+    Emulator::builder()
+        .with_project("p")
+        .with_data_dir(dir)
+        .start()
+        .await
+        .expect("start")
+}
+
+async fn query(emu: &Emulator, sql: &str) -> Value {
+    let v: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/bigquery/v2/projects/p/queries",
+            emu.rest_endpoint()
+        ))
+        .json(&json!({"query": sql, "useLegacySql": false}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v.get("error").is_none(), "{sql}: {v}");
+    v
+}
+
+/// The rows of a query as strings (NULL as "NULL").
+async fn rows(emu: &Emulator, sql: &str) -> Vec<Vec<String>> {
+    let v = query(emu, sql).await;
+    v["rows"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    r["f"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| c["v"].as_str().unwrap_or("NULL").to_string())
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn write_schema() -> std::sync::Arc<WriteSchema> {
+    WriteSchema::new(&TableSchema::new(vec![
+        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+        TableFieldSchema::new("name", FieldType::String),
+        TableFieldSchema::new("amount", FieldType::Numeric),
+    ]))
+    .unwrap()
+}
+
+/// Appends rows `ids` on `stream` (one request) and checks the answer.
+async fn append(rpc: &mut BigQueryWriteClient<Channel>, stream: &str, ids: &[i64]) {
+    let schema = write_schema();
+    let rows: Vec<Value> = ids
+        .iter()
+        .map(|i| json!({"id": i, "name": format!("w{i}"), "amount": format!("{i}.25")}))
+        .collect();
+    let serialized_rows = RowEncoder::new(schema.clone()).encode_rows(&rows).unwrap();
+    let req = AppendRowsRequest {
+        write_stream: stream.into(),
+        rows: Some(append_rows_request::Rows::ProtoRows(
+            append_rows_request::ProtoData {
+                writer_schema: Some(ProtoSchema {
+                    proto_descriptor: Some(schema.descriptor().clone()),
+                }),
+                rows: Some(ProtoRows { serialized_rows }),
+            },
+        )),
+        ..Default::default()
+    };
+    let mut call = rpc
+        .append_rows(futures::stream::iter(vec![req]))
+        .await
+        .unwrap()
+        .into_inner();
+    let r = call.message().await.unwrap().unwrap();
+    assert!(
+        matches!(
+            r.response,
+            Some(append_rows_response::Response::AppendResult(_))
+        ),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn tables_and_rows_survive_a_restart() {
+    let dir = temp_dir();
+    let emu = start(&dir.0).await;
+    let resp = reqwest::Client::new()
+        .post(format!(
+            "{}/bigquery/v2/projects/p/datasets",
+            emu.rest_endpoint()
+        ))
+        .json(&json!({"datasetReference": {"datasetId": "ds"}, "description": "kept"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success());
+    query(
+        &emu,
+        "CREATE TABLE ds.t (id INT64 NOT NULL, name STRING, amount NUMERIC)",
+    )
+    .await;
+    query(&emu, "CREATE TABLE ds.gone (x INT64)").await;
+    query(&emu, "INSERT INTO ds.gone (x) VALUES (1)").await;
+    query(
+        &emu,
+        "INSERT INTO ds.t (id, name, amount) VALUES (1, 'one', 1.5), (2, NULL, NULL)",
+    )
+    .await;
+    // Storage Write: the _default stream, and a PENDING stream committed.
+    let channel = Channel::from_shared(emu.grpc_endpoint())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut rpc = BigQueryWriteClient::new(channel);
+    let table = "projects/p/datasets/ds/tables/t";
+    append(&mut rpc, &format!("{table}/streams/_default"), &[10, 11]).await;
+    let pending = rpc
+        .create_write_stream(CreateWriteStreamRequest {
+            parent: table.into(),
+            write_stream: Some(WriteStream {
+                r#type: write_stream::Type::Pending as i32,
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    append(&mut rpc, &pending.name, &[20, 21, 22]).await;
+    rpc.finalize_write_stream(FinalizeWriteStreamRequest {
+        name: pending.name.clone(),
+    })
+    .await
+    .unwrap();
+    let commit = rpc
+        .batch_commit_write_streams(BatchCommitWriteStreamsRequest {
+            parent: table.into(),
+            write_streams: vec![pending.name.clone()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(commit.stream_errors.is_empty());
+    // A rewrite of existing rows.
+    query(&emu, "UPDATE ds.t SET name = 'uno' WHERE id = 1").await;
+    append(&mut rpc, &format!("{table}/streams/_default"), &[30]).await;
+    let sql = "SELECT id, name, amount FROM ds.t ORDER BY id";
+    let before = rows(&emu, sql).await;
+    assert_eq!(before.len(), 8);
+    assert_eq!(before[0], ["1", "uno", "1.5"]);
+    assert_eq!(before[7], ["30", "w30", "30.25"]);
+    // On disk: the UPDATE started generation 1 (the whole table), the append after it
+    // added a segment; generation 0 is gone.
+    let mut files: Vec<String> = std::fs::read_dir(dir.0.join("tables/p/ds/t"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["00000001-00000000.arrows", "00000001-00000001.arrows"]
+    );
+    drop(rpc);
+    emu.shutdown().await;
+
+    let emu = start(&dir.0).await;
+    assert_eq!(rows(&emu, sql).await, before);
+    assert_eq!(rows(&emu, "SELECT x FROM ds.gone").await, [["1"]]);
+    let ds: Value = reqwest::Client::new()
+        .get(format!(
+            "{}/bigquery/v2/projects/p/datasets/ds",
+            emu.rest_endpoint()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ds["description"], "kept", "{ds}");
+    let t: Value = reqwest::Client::new()
+        .get(format!(
+            "{}/bigquery/v2/projects/p/datasets/ds/tables/t",
+            emu.rest_endpoint()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(t["schema"]["fields"][0]["mode"], "REQUIRED", "{t}");
+    assert_eq!(t["numRows"], "8", "{t}");
+
+    // DROP TABLE removes the rows from the directory too; more rows after a restart are
+    // added to what was loaded.
+    query(&emu, "DROP TABLE ds.gone").await;
+    let gone = dir.0.join("tables").join("p").join("ds").join("gone");
+    assert!(!gone.exists(), "{}", gone.display());
+    query(&emu, "INSERT INTO ds.t (id) VALUES (40)").await;
+    drop(emu); // stopping by drop keeps the data too
+
+    let emu = start(&dir.0).await;
+    let v = query(&emu, "SELECT COUNT(*) FROM ds.t").await;
+    assert_eq!(v["rows"][0]["f"][0]["v"], "9");
+    let err: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/bigquery/v2/projects/p/queries",
+            emu.rest_endpoint()
+        ))
+        .json(&json!({"query": "SELECT x FROM ds.gone", "useLegacySql": false}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("gone")),
+        "{err}"
+    );
+    emu.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_a_data_dir_nothing_is_kept() {
+    let emu = Emulator::builder().with_project("p").start().await.unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!(
+            "{}/bigquery/v2/projects/p/datasets",
+            emu.rest_endpoint()
+        ))
+        .json(&json!({"datasetReference": {"datasetId": "ds"}}))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success());
+    emu.shutdown().await;
+    let emu = Emulator::builder().with_project("p").start().await.unwrap();
+    let resp = reqwest::Client::new()
+        .get(format!(
+            "{}/bigquery/v2/projects/p/datasets/ds",
+            emu.rest_endpoint()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    emu.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_data_dir_of_another_format_is_refused() {
+    let dir = temp_dir();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    std::fs::write(
+        dir.0.join("catalog.json"),
+        r#"{"format": "something-else"}"#,
+    )
+    .unwrap();
+    let e = Emulator::builder()
+        .with_data_dir(&dir.0)
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("not a bigq-emulator data directory"),
+        "{e}"
+    );
+}
