@@ -423,7 +423,8 @@ impl ser::SerializeStruct for StructEnc<'_> {
     type Ok = ();
     type Error = EncodeError;
 
-    #[inline]
+    // Inlined into the row type's `serialize`: a call per field costs more than the field.
+    #[inline(always)]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
