@@ -118,7 +118,8 @@ impl QueryBuilder {
             )
             .await
             .map_err(invalid_query)?;
-        query_response_page(resp)
+        let storage_read = self.use_storage_read && client.inner.storage_for_queries;
+        query_response_page(resp, storage_read)
     }
 
     /// Inserts the query as a job writing into `destination` (`InsertJob`); the same job
@@ -267,8 +268,10 @@ impl Client {
 }
 
 /// The page a `Query` response holds: Arrow when the server answered in Arrow, the struct
-/// encoding otherwise.
-pub(super) fn query_response_page(resp: pb::QueryResponse) -> Result<Page> {
+/// encoding otherwise. When the result continues and will be read through Storage Read
+/// (`storage_read` allowed, see [`super::storage_read_job`]), the first page's rows are not
+/// decoded: the read returns every row again.
+pub(super) fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
     use pb::query_response::{Results, ResultsSchema};
     let schema = resp.schema.as_ref().map(schema_from_proto);
     let stats = QueryStats {
@@ -299,11 +302,14 @@ pub(super) fn query_response_page(resp: pb::QueryResponse) -> Result<Page> {
         errors: resp.errors.into_iter().map(error_proto).collect(),
     };
     stats.check_errors()?;
+    let rows_unused = super::storage_read_job(&stats, storage_read).is_some();
     let (batches, arrow_schema) = match (resp.results_schema, resp.results) {
         (Some(ResultsSchema::ArrowSchema(s)), batch) => {
             let mut decoder = IpcDecoder::new(&s.serialized_schema)?;
             let batches = match batch {
-                Some(Results::ArrowRecordBatch(b)) if !b.serialized_record_batch.is_empty() => {
+                Some(Results::ArrowRecordBatch(b))
+                    if !b.serialized_record_batch.is_empty() && !rows_unused =>
+                {
                     vec![decoder.decode(b.serialized_record_batch)?]
                 }
                 _ => Vec::new(),
@@ -311,7 +317,9 @@ pub(super) fn query_response_page(resp: pb::QueryResponse) -> Result<Page> {
             (batches, Some(decoder.schema()))
         }
         (None, _) => match &schema {
-            Some(s) if !resp.rows.is_empty() => (struct_rows(&resp.rows, s, 0)?, None),
+            Some(s) if !resp.rows.is_empty() && !rows_unused => {
+                (struct_rows(&resp.rows, s, 0)?, None)
+            }
             _ => (Vec::new(), None),
         },
     };
@@ -603,7 +611,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let Err(e) = query_response_page(resp) else {
+        let Err(e) = query_response_page(resp, true) else {
             panic!("a response with errors and no schema decoded as a page")
         };
         assert!(e.is_invalid_query(), "{e:?}");
@@ -628,7 +636,7 @@ mod tests {
             schema: Some(schema()),
             ..Default::default()
         };
-        let page = query_response_page(resp).unwrap();
+        let page = query_response_page(resp, true).unwrap();
         let st = page.stats;
         assert_eq!(st.job_creation_reason.as_deref(), Some("LARGE_RESULTS"));
         assert_eq!(st.job_reference.unwrap().location.as_deref(), Some("EU"));
@@ -638,5 +646,48 @@ mod tests {
         );
         assert_eq!(st.page_token.as_deref(), Some("t"));
         assert!(page.batches.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod first_page {
+    use super::*;
+    use crate::read::ipc::tests::{batch, batch_message, schema_stream};
+
+    fn response(page_token: &str) -> pb::QueryResponse {
+        use pb::query_response::{Results, ResultsSchema};
+        let b = batch(0, 50);
+        pb::QueryResponse {
+            job_complete: Some(true),
+            job_reference: Some(pb::JobReference {
+                project_id: "p".into(),
+                job_id: "j".into(),
+                location: None,
+            }),
+            page_token: page_token.into(),
+            results_schema: Some(ResultsSchema::ArrowSchema(pb::ArrowSchema {
+                serialized_schema: schema_stream(&b),
+            })),
+            results: Some(Results::ArrowRecordBatch(pb::ArrowRecordBatch {
+                serialized_record_batch: batch_message(&b, None),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rows_storage_read_returns_again_are_not_decoded() {
+        let rows = |page: &Page| page.batches.iter().map(|b| b.num_rows()).sum::<usize>();
+        // More pages and Storage Read allowed: the first page's rows would be read twice.
+        let page = query_response_page(response("more"), true).unwrap();
+        assert_eq!(rows(&page), 0);
+        assert_eq!(page.arrow_schema.unwrap(), batch(0, 1).schema());
+        // Without Storage Read, or when the first page is the whole result, they are the rows.
+        assert_eq!(
+            rows(&query_response_page(response("more"), false).unwrap()),
+            50
+        );
+        assert_eq!(rows(&query_response_page(response(""), true).unwrap()), 50);
     }
 }

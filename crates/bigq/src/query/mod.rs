@@ -557,14 +557,10 @@ impl QueryResults {
     }
 
     fn storage_read_job(&self) -> Option<JobReference> {
-        let more = self.stats.page_token.is_some();
-        if !(more && self.use_storage_read && self.client.inner.storage_for_queries) {
-            return None;
-        }
-        self.stats
-            .job_reference
-            .clone()
-            .filter(|j| !j.job_id.is_empty())
+        storage_read_job(
+            &self.stats,
+            self.use_storage_read && self.client.inner.storage_for_queries,
+        )
     }
 
     /// All rows as a stream of Arrow batches.
@@ -621,6 +617,16 @@ impl QueryResults {
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
         self.into_rows().try_collect().await
     }
+}
+
+/// The job whose destination table holds the rows after the first response, when they are
+/// read through Storage Read: there are more pages, Storage Read is `allowed` (asked for and
+/// the same service as the v2 side), and a job ran.
+fn storage_read_job(stats: &QueryStats, allowed: bool) -> Option<JobReference> {
+    if !(allowed && stats.page_token.is_some()) {
+        return None;
+    }
+    stats.job_reference.clone().filter(|j| !j.job_id.is_empty())
 }
 
 /// A Storage Read of a finished query job's destination table: on one stream, in order, when
