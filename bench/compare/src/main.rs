@@ -684,9 +684,32 @@ fn machine() -> BTreeMap<String, String> {
     m
 }
 
+/// The versions of the other Rust clients the contenders were built with, from the
+/// workspace's Cargo.lock as it was at build time.
+fn rust_client_versions() -> Vec<(String, String)> {
+    const LOCK: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"));
+    let mut out = Vec::new();
+    for package in LOCK.split("[[package]]") {
+        let field = |key: &str| {
+            let prefix = format!("{key} = \"");
+            package
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .map(|rest| rest.trim_end_matches('"').to_string())
+        };
+        if let (Some(name), Some(version)) = (field("name"), field("version"))
+            && matches!(name.as_str(), "bigquery" | "google-cloud-bigquery")
+        {
+            out.push((format!("rust crate {name}"), version));
+        }
+    }
+    out
+}
+
 fn versions(python: &Path) -> BTreeMap<String, String> {
     let mut v = BTreeMap::new();
     v.insert("bigq".into(), env!("CARGO_PKG_VERSION").into());
+    v.extend(rust_client_versions());
     if let Ok(o) = Command::new("rustc").arg("--version").output() {
         v.insert(
             "rustc".into(),

@@ -670,7 +670,6 @@ mod first_page {
             })),
             results: Some(Results::ArrowRecordBatch(pb::ArrowRecordBatch {
                 serialized_record_batch: batch_message(&b, None),
-                ..Default::default()
             })),
             ..Default::default()
         }
