@@ -208,9 +208,57 @@ fn not_a_row() -> EncodeError {
     ))
 }
 
+/// Serializer methods that all fail with `$err` (an expression of the serializer's error
+/// type that does not use `self`), the scalar ones given by signature.
 macro_rules! reject {
     ($err:expr; $($m:ident($($t:ty),*)),* $(,)?) => {
-        $(fn $m(self, $(_: $t),*) -> Result<Self::Ok> { Err($err) })*
+        $(fn $m(self, $(_: $t),*) -> std::result::Result<Self::Ok, Self::Error> { Err($err) })*
+    };
+}
+
+/// The same for the generic and compound serializer methods, given by name.
+macro_rules! reject_compound {
+    ($err:expr; $($m:ident),* $(,)?) => { $(reject_compound!(@ $err; $m);)* };
+    (@ $err:expr; some) => {
+        fn serialize_some<T: Serialize + ?Sized>(self, _: &T)
+            -> std::result::Result<Self::Ok, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; newtype_struct) => {
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, _: &T)
+            -> std::result::Result<Self::Ok, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; newtype_variant) => {
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self, _: &'static str, _: u32, _: &'static str, _: &T,
+        ) -> std::result::Result<Self::Ok, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; seq) => {
+        fn serialize_seq(self, _: Option<usize>)
+            -> std::result::Result<Self::SerializeSeq, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; tuple) => {
+        fn serialize_tuple(self, _: usize)
+            -> std::result::Result<Self::SerializeTuple, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; tuple_struct) => {
+        fn serialize_tuple_struct(self, _: &'static str, _: usize)
+            -> std::result::Result<Self::SerializeTupleStruct, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; tuple_variant) => {
+        fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize)
+            -> std::result::Result<Self::SerializeTupleVariant, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; map) => {
+        fn serialize_map(self, _: Option<usize>)
+            -> std::result::Result<Self::SerializeMap, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; struct) => {
+        fn serialize_struct(self, _: &'static str, _: usize)
+            -> std::result::Result<Self::SerializeStruct, Self::Error> { Err($err) }
+    };
+    (@ $err:expr; struct_variant) => {
+        fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize)
+            -> std::result::Result<Self::SerializeStructVariant, Self::Error> { Err($err) }
     };
 }
 
@@ -240,51 +288,13 @@ impl<'a> ser::Serializer for RowSer<'a> {
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, v: &T) -> Result<()> {
         v.serialize(self)
     }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<()> {
-        Err(not_a_row())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(not_a_row())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(not_a_row())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(not_a_row())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(not_a_row())
-    }
+    reject_compound!(not_a_row();
+        newtype_variant, seq, tuple, tuple_struct, tuple_variant, struct_variant);
     fn serialize_map(self, _: Option<usize>) -> Result<StructEnc<'a>> {
         Ok(StructEnc::new(self.enc, self.msg, None, ""))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<StructEnc<'a>> {
         Ok(StructEnc::new(self.enc, self.msg, None, ""))
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(not_a_row())
     }
 }
 
@@ -511,55 +521,9 @@ impl ser::Serializer for KeySer<'_> {
         serialize_bytes(&[u8]), serialize_none(), serialize_unit(),
         serialize_unit_struct(&'static str),
     );
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<()> {
-        Err(not_a_key())
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<()> {
-        Err(not_a_key())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(not_a_key())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(not_a_key())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(not_a_key())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(not_a_key())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(not_a_key())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
-        Err(not_a_key())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(not_a_key())
-    }
+    reject_compound!(not_a_key();
+        some, newtype_variant, seq, tuple, tuple_struct, tuple_variant, map, struct,
+        struct_variant);
 }
 
 /// Encodes one field's value (all of an array for a REPEATED field).
@@ -1525,12 +1489,6 @@ impl ser::Error for NotRaw {
     }
 }
 
-macro_rules! capture_none {
-    ($($m:ident($($t:ty),*)),* $(,)?) => {
-        $(fn $m(self, $(_: $t),*) -> Result<Raw, NotRaw> { Err(NotRaw) })*
-    };
-}
-
 impl ser::Serializer for Capture {
     type Ok = Raw;
     type Error = NotRaw;
@@ -1577,7 +1535,7 @@ impl ser::Serializer for Capture {
         b[..v.len()].copy_from_slice(v);
         Ok(Raw::Bytes(b, v.len()))
     }
-    capture_none!(
+    reject!(NotRaw;
         serialize_bool(bool),
         serialize_f32(f32),
         serialize_f64(f64),
@@ -1588,60 +1546,7 @@ impl ser::Serializer for Capture {
         serialize_unit_struct(&'static str),
         serialize_unit_variant(&'static str, u32, &'static str),
     );
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<Raw, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Raw, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Raw, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, NotRaw> {
-        Err(NotRaw)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, NotRaw> {
-        Err(NotRaw)
-    }
+    reject_compound!(NotRaw;
+        some, newtype_struct, newtype_variant, seq, tuple, tuple_struct, tuple_variant, map,
+        struct, struct_variant);
 }
