@@ -12,7 +12,7 @@ use super::datasets::{Dataset, DatasetReference};
 use super::tables::{Table, TableListItem, TableReference};
 use super::{DatasetId, TableId};
 use crate::client::Client;
-use crate::client::grpc::Rpc;
+use crate::client::grpc::non_empty;
 use crate::error::Result;
 
 fn datasets(channel: Channel) -> DatasetServiceClient<Channel> {
@@ -21,18 +21,6 @@ fn datasets(channel: Channel) -> DatasetServiceClient<Channel> {
 
 fn tables(channel: Channel) -> TableServiceClient<Channel> {
     TableServiceClient::new(channel)
-}
-
-fn rpc<'a>(name: &'static str, project: &'a str) -> Rpc<'a> {
-    Rpc {
-        name,
-        routing_key: "project_id",
-        routing: project,
-    }
-}
-
-fn non_empty(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
 }
 
 fn non_zero(n: i64) -> Option<i64> {
@@ -49,12 +37,9 @@ impl Client {
         };
         // Creating the same dataset twice fails with ALREADY_EXISTS, so a retry is harmless.
         let created = self
-            .unary(
-                &self.inner.v2,
-                rpc("InsertDataset", &project),
-                request,
-                |ch, req| async move { datasets(ch).insert_dataset(req).await },
-            )
+            .v2_unary("InsertDataset", &project, request, |ch, req| async move {
+                datasets(ch).insert_dataset(req).await
+            })
             .await?;
         Ok(dataset_from_proto(created))
     }
@@ -66,12 +51,9 @@ impl Client {
             ..Default::default()
         };
         let found = self
-            .unary(
-                &self.inner.v2,
-                rpc("GetDataset", &id.project),
-                request,
-                |ch, req| async move { datasets(ch).get_dataset(req).await },
-            )
+            .v2_unary("GetDataset", &id.project, request, |ch, req| async move {
+                datasets(ch).get_dataset(req).await
+            })
             .await?;
         Ok(dataset_from_proto(found))
     }
@@ -86,9 +68,9 @@ impl Client {
             dataset_id: id.dataset.clone(),
             delete_contents,
         };
-        self.unary(
-            &self.inner.v2,
-            rpc("DeleteDataset", &id.project),
+        self.v2_unary(
+            "DeleteDataset",
+            &id.project,
             request,
             |ch, req| async move { datasets(ch).delete_dataset(req).await },
         )
@@ -103,9 +85,9 @@ impl Client {
             table: Some(table_to_proto(table)),
         };
         let created = self
-            .unary(
-                &self.inner.v2,
-                rpc("InsertTable", &r.project_id),
+            .v2_unary(
+                "InsertTable",
+                &r.project_id,
                 request,
                 |ch, req| async move { tables(ch).insert_table(req).await },
             )
@@ -121,12 +103,9 @@ impl Client {
             ..Default::default()
         };
         let found = self
-            .unary(
-                &self.inner.v2,
-                rpc("GetTable", &id.project),
-                request,
-                |ch, req| async move { tables(ch).get_table(req).await },
-            )
+            .v2_unary("GetTable", &id.project, request, |ch, req| async move {
+                tables(ch).get_table(req).await
+            })
             .await?;
         Ok(table_from_proto(found))
     }
@@ -137,12 +116,9 @@ impl Client {
             dataset_id: id.dataset.clone(),
             table_id: id.table.clone(),
         };
-        self.unary(
-            &self.inner.v2,
-            rpc("DeleteTable", &id.project),
-            request,
-            |ch, req| async move { tables(ch).delete_table(req).await },
-        )
+        self.v2_unary("DeleteTable", &id.project, request, |ch, req| async move {
+            tables(ch).delete_table(req).await
+        })
         .await
     }
 
@@ -159,12 +135,9 @@ impl Client {
             max_results: None,
         };
         let list = self
-            .unary(
-                &self.inner.v2,
-                rpc("ListTables", &id.project),
-                request,
-                |ch, req| async move { tables(ch).list_tables(req).await },
-            )
+            .v2_unary("ListTables", &id.project, request, |ch, req| async move {
+                tables(ch).list_tables(req).await
+            })
             .await?;
         let items = list
             .tables

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use super::TableId;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 
+use crate::client::grpc::non_empty;
 use crate::client::rest::{Idempotent, Request};
 use crate::client::{Client, Transport};
 use crate::error::Result;
@@ -85,7 +86,6 @@ struct QueryStatistics {
 impl Job {
     /// A job as the v2 gRPC services describe it (the same fields as the REST resource).
     pub(crate) fn from_proto(job: pb::Job) -> Job {
-        let non_empty = |s: String| (!s.is_empty()).then_some(s);
         let status = job.status.unwrap_or_default();
         let query = job.configuration.and_then(|c| c.query);
         let stats = job.statistics.and_then(|s| s.query);

@@ -177,6 +177,35 @@ impl Client {
     }
 }
 
+impl Client {
+    /// A unary call to the BigQuery v2 services, routed by `project_id`; see
+    /// [`unary`](Self::unary).
+    pub(crate) async fn v2_unary<Req, Resp, F, Fut>(
+        &self,
+        name: &'static str,
+        project: &str,
+        message: Req,
+        call: F,
+    ) -> Result<Resp>
+    where
+        Req: Clone,
+        F: FnMut(Channel, tonic::Request<Req>) -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
+    {
+        let rpc = Rpc {
+            name,
+            routing_key: "project_id",
+            routing: project,
+        };
+        self.unary(&self.inner.v2, rpc, message, call).await
+    }
+}
+
+/// A protobuf string field as an option: proto3 sends an absent string as empty.
+pub(crate) fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
 /// The wait the server asks for before trying again (a `google.rpc.RetryInfo` in the
 /// status details), if any.
 pub(crate) fn retry_delay(status: &Status) -> Option<Duration> {

@@ -20,7 +20,7 @@ use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerial
 use super::{JobReference, Page, QueryBuilder, QueryStats};
 use crate::admin::TableId;
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, Rpc};
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty};
 use crate::client::rest::ErrorProto;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::ipc::IpcDecoder;
@@ -28,14 +28,6 @@ use crate::read::ipc::IpcDecoder;
 /// A `JobService` stub on `channel` that accepts responses as large as Storage Read's.
 fn jobs(channel: tonic::transport::Channel) -> JobServiceClient<tonic::transport::Channel> {
     JobServiceClient::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
-}
-
-fn project_rpc<'a>(name: &'static str, project: &'a str) -> Rpc<'a> {
-    Rpc {
-        name,
-        routing_key: "project_id",
-        routing: project,
-    }
 }
 
 impl QueryBuilder {
@@ -110,12 +102,9 @@ impl QueryBuilder {
         let client = &self.client;
         let project = client.inner.project.clone();
         let resp = client
-            .unary(
-                &client.inner.v2,
-                project_rpc("Query", &project),
-                request,
-                |ch, req| async move { jobs(ch).query(req).await },
-            )
+            .v2_unary("Query", &project, request, |ch, req| async move {
+                jobs(ch).query(req).await
+            })
             .await
             .map_err(invalid_query)?;
         let storage_read = self.use_storage_read && client.inner.storage_for_queries;
@@ -169,12 +158,9 @@ impl QueryBuilder {
         };
         let client = &self.client;
         let job = client
-            .unary(
-                &client.inner.v2,
-                project_rpc("InsertJob", &project),
-                request,
-                |ch, req| async move { jobs(ch).insert_job(req).await },
-            )
+            .v2_unary("InsertJob", &project, request, |ch, req| async move {
+                jobs(ch).insert_job(req).await
+            })
             .await?;
         Ok(crate::admin::Job::from_proto(job))
     }
@@ -218,9 +204,9 @@ impl Client {
             format_options: Some(int64_timestamps()),
             ..Default::default()
         };
-        self.unary(
-            &self.inner.v2,
-            project_rpc("GetQueryResults", &job.project_id),
+        self.v2_unary(
+            "GetQueryResults",
+            &job.project_id,
             request,
             |ch, req| async move { jobs(ch).get_query_results(req).await },
         )
@@ -234,12 +220,9 @@ impl Client {
             job_id: job.job_id.clone(),
             location: job.location.clone().unwrap_or_default(),
         };
-        self.unary(
-            &self.inner.v2,
-            project_rpc("GetJob", &job.project_id),
-            request,
-            |ch, req| async move { jobs(ch).get_job(req).await },
-        )
+        self.v2_unary("GetJob", &job.project_id, request, |ch, req| async move {
+            jobs(ch).get_job(req).await
+        })
         .await
     }
 
@@ -251,9 +234,9 @@ impl Client {
             location: job.location.clone().unwrap_or_default(),
         };
         let resp = self
-            .unary(
-                &self.inner.v2,
-                project_rpc("CancelJob", &job.project_id),
+            .v2_unary(
+                "CancelJob",
+                &job.project_id,
                 request,
                 |ch, req| async move { jobs(ch).cancel_job(req).await },
             )
@@ -360,10 +343,6 @@ pub(crate) fn results_page(resp: pb::GetQueryResultsResponse, rows_before: u64) 
     })
 }
 
-fn non_empty(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
-}
-
 pub(crate) fn job_reference(j: pb::JobReference) -> JobReference {
     JobReference {
         project_id: j.project_id,
@@ -417,19 +396,19 @@ fn struct_rows(
     schema: &TableSchema,
     rows_before: u64,
 ) -> Result<Vec<RecordBatch>> {
-    let mut body = String::with_capacity(rows.len() * 64 + 16);
-    body.push_str("{\"rows\":[");
+    let mut body = Vec::with_capacity(rows.len() * 64 + 16);
+    body.extend_from_slice(b"{\"rows\":[");
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
-            body.push(',');
+            body.push(b',');
         }
         write_struct(&mut body, row);
     }
-    body.push_str("]}");
+    body.extend_from_slice(b"]}");
     let mut decoder = ResponseDecoder::new()
         .with_schema(schema.clone())?
         .with_row_offset(rows_before);
-    decoder.decode(body.as_bytes())?;
+    decoder.decode(&body)?;
     decoder.finish()?;
     let mut batches = Vec::new();
     while let Some(b) = decoder.next_batch() {
@@ -438,47 +417,48 @@ fn struct_rows(
     Ok(batches)
 }
 
-fn write_struct(out: &mut String, s: &prost_types::Struct) {
-    out.push('{');
+fn write_struct(out: &mut Vec<u8>, s: &prost_types::Struct) {
+    out.push(b'{');
     // The row shape has one key per level ("f" or "v"); order does not matter to the decoder.
     for (i, (k, v)) in s.fields.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
         write_string(out, k);
-        out.push(':');
+        out.push(b':');
         write_value(out, v);
     }
-    out.push('}');
+    out.push(b'}');
 }
 
-fn write_value(out: &mut String, v: &prost_types::Value) {
+fn write_value(out: &mut Vec<u8>, v: &prost_types::Value) {
     match &v.kind {
-        None | Some(Kind::NullValue(_)) => out.push_str("null"),
-        Some(Kind::BoolValue(b)) => out.push_str(if *b { "true" } else { "false" }),
+        None | Some(Kind::NullValue(_)) => out.extend_from_slice(b"null"),
+        Some(Kind::BoolValue(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Some(Kind::NumberValue(n)) => match serde_json::Number::from_f64(*n) {
-            Some(n) => out.push_str(&n.to_string()),
+            Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
             // JSON has no NaN or infinity; BigQuery sends FLOAT64 cells as strings anyway.
             None => write_string(out, &n.to_string()),
         },
         Some(Kind::StringValue(s)) => write_string(out, s),
         Some(Kind::StructValue(s)) => write_struct(out, s),
         Some(Kind::ListValue(l)) => {
-            out.push('[');
+            out.push(b'[');
             for (i, v) in l.values.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_value(out, v);
             }
-            out.push(']');
+            out.push(b']');
         }
     }
 }
 
-fn write_string(out: &mut String, s: &str) {
-    // serde_json's escaping; writing into a String cannot fail.
-    out.push_str(&serde_json::Value::from(s).to_string());
+/// `s` as a JSON string, escaped by serde_json straight into `out` (no copy of the text).
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]
