@@ -431,12 +431,14 @@ impl QueryBuilder {
                 ));
             }
             let wait = self.poll_timeout(started);
+            let job = JobReference {
+                location: job.location.or(self.location.clone()),
+                ..job
+            };
             let first = std::mem::take(&mut page.stats);
             page = match self.client.inner.transport {
                 Transport::Rest => self.rest_poll(&job, wait).await?,
                 Transport::Grpc => {
-                    let mut job = job;
-                    job.location = job.location.or(self.location.clone());
                     let resp = self
                         .client
                         .grpc_query_results(&job, None, self.page_size, Some(wait))
@@ -466,7 +468,8 @@ impl QueryBuilder {
         })
     }
 
-    /// One `jobs.getQueryResults` poll of `job`, waiting up to `wait` on the server.
+    /// One `jobs.getQueryResults` poll of `job` (its location filled from the query's),
+    /// waiting up to `wait` on the server.
     async fn rest_poll(&self, job: &JobReference, wait: Duration) -> Result<Page> {
         let path = [
             "projects",
@@ -477,7 +480,7 @@ impl QueryBuilder {
         let mut req = Request::get(&path)
             .query("formatOptions.useInt64Timestamp", "true")
             .query("timeoutMs", wait.as_millis());
-        if let Some(l) = job.location.as_ref().or(self.location.as_ref()) {
+        if let Some(l) = &job.location {
             req = req.query("location", l);
         }
         if let Some(n) = self.page_size {
@@ -585,9 +588,10 @@ impl QueryResults {
             .as_ref()
             .filter(|j| !j.job_id.is_empty())
             .map(|j| PageSource::Query {
-                project: j.project_id.clone(),
-                job_id: j.job_id.clone(),
-                location: j.location.clone().or(self.location.clone()),
+                job: JobReference {
+                    location: j.location.clone().or(self.location.clone()),
+                    ..j.clone()
+                },
                 page_size: self.page_size,
             });
         BatchStream::after_first_page(

@@ -25,9 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) enum PageSource {
     /// `jobs.getQueryResults` of a job.
     Query {
-        project: String,
-        job_id: String,
-        location: Option<String>,
+        job: JobReference,
         page_size: Option<u32>,
     },
     /// `tabledata.list` of a table.
@@ -44,15 +42,15 @@ pub(crate) enum PageSource {
 impl PageSource {
     async fn fetch(&self, client: &Client, token: Option<&str>) -> Result<reqwest::Response> {
         match self {
-            PageSource::Query {
-                project,
-                job_id,
-                location,
-                page_size,
-            } => {
-                let path = ["projects", project.as_str(), "queries", job_id.as_str()];
+            PageSource::Query { job, page_size } => {
+                let path = [
+                    "projects",
+                    job.project_id.as_str(),
+                    "queries",
+                    job.job_id.as_str(),
+                ];
                 let mut req = Request::get(&path).query("formatOptions.useInt64Timestamp", "true");
-                if let Some(l) = location {
+                if let Some(l) = &job.location {
                     req = req.query("location", l);
                 }
                 if let Some(n) = page_size {
@@ -217,17 +215,7 @@ impl BatchStream {
     ) {
         let (tx, rx) = mpsc::channel(4);
         let task = match source {
-            PageSource::Query {
-                project,
-                job_id,
-                location,
-                page_size,
-            } if client.inner.transport == Transport::Grpc => {
-                let job = JobReference {
-                    project_id: project,
-                    job_id,
-                    location,
-                };
+            PageSource::Query { job, page_size } if client.inner.transport == Transport::Grpc => {
                 tokio::spawn(pump_grpc(client, job, page_size, token, rows_before, tx))
             }
             source => tokio::spawn(pump(client, source, schema, token, rows_before, tx)),
