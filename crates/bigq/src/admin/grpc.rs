@@ -2,7 +2,7 @@
 //! `TableService`), for clients on [`Transport::Grpc`](crate::Transport::Grpc): the same
 //! resources as REST, converted to and from the v2 messages.
 
-use bigq_codec::schema::{FieldMode, TableFieldSchema, TableSchema};
+use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use pb::dataset_service_client::DatasetServiceClient;
 use pb::table_service_client::TableServiceClient;
@@ -208,7 +208,7 @@ fn table_to_proto(t: Table) -> pb::Table {
 fn table_from_proto(t: pb::Table) -> Table {
     Table {
         table_reference: t.table_reference.map(table_reference).unwrap_or_default(),
-        schema: t.schema.as_ref().map(crate::query::grpc_schema),
+        schema: t.schema.as_ref().map(schema_from_proto),
         description: t.description,
         labels: t.labels.into_iter().collect(),
         table_type: non_empty(t.r#type),
@@ -216,6 +216,36 @@ fn table_from_proto(t: pb::Table) -> Table {
         num_bytes: t.num_bytes,
         location: non_empty(t.location),
         creation_time: non_zero(t.creation_time),
+    }
+}
+
+/// A v2 `TableSchema` as bigq's (the other way: [`schema_to_proto`]).
+pub(crate) fn schema_from_proto(s: &pb::TableSchema) -> TableSchema {
+    TableSchema {
+        fields: s.fields.iter().map(field_from_proto).collect(),
+    }
+}
+
+fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
+    let positive = |n: i64| (n > 0).then_some(n);
+    TableFieldSchema {
+        name: f.name.clone(),
+        field_type: FieldType::parse(&f.r#type),
+        mode: match f.mode.to_ascii_uppercase().as_str() {
+            "REQUIRED" => Some(FieldMode::Required),
+            "REPEATED" => Some(FieldMode::Repeated),
+            "NULLABLE" => Some(FieldMode::Nullable),
+            _ => None,
+        },
+        fields: f.fields.iter().map(field_from_proto).collect(),
+        range_element_type: f.range_element_type.as_ref().map(|r| RangeElementType {
+            element_type: FieldType::parse(&r.r#type),
+        }),
+        description: f.description.clone(),
+        max_length: positive(f.max_length),
+        precision: positive(f.precision),
+        scale: positive(f.scale),
+        default_value_expression: f.default_value_expression.clone(),
     }
 }
 
@@ -276,7 +306,7 @@ mod tests {
         with_details.fields[3].range_element_type = Some(bigq_codec::schema::RangeElementType {
             element_type: FieldType::Date,
         });
-        let back = crate::query::grpc_schema(&schema_to_proto(&with_details));
+        let back = schema_from_proto(&schema_to_proto(&with_details));
         assert_eq!(back, with_details);
     }
 }

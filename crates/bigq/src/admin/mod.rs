@@ -7,6 +7,7 @@ mod tabledata;
 mod tables;
 
 pub use datasets::Dataset;
+pub(crate) use grpc::schema_from_proto;
 pub use jobs::{Job, JobError};
 pub use tabledata::{InsertError, TableDataBuilder};
 pub use tables::{Table, TableListItem};

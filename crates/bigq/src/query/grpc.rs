@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use bigq_codec::json::ResponseDecoder;
-use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+use bigq_codec::schema::TableSchema;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use gcloud_sdk::prost_types::{self, value::Kind};
 use pb::job_service_client::JobServiceClient;
@@ -19,6 +19,7 @@ use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerial
 
 use super::{JobReference, Page, QueryBuilder, QueryStats};
 use crate::admin::TableId;
+use crate::admin::schema_from_proto;
 use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty};
 use crate::client::rest::ErrorProto;
@@ -356,36 +357,6 @@ fn error_proto(e: pb::ErrorProto) -> ErrorProto {
         reason: non_empty(e.reason),
         message: non_empty(e.message),
         location: non_empty(e.location),
-    }
-}
-
-/// A v2 `TableSchema` as bigq's.
-pub(crate) fn schema_from_proto(s: &pb::TableSchema) -> TableSchema {
-    TableSchema {
-        fields: s.fields.iter().map(field_from_proto).collect(),
-    }
-}
-
-fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
-    let positive = |n: i64| (n > 0).then_some(n);
-    TableFieldSchema {
-        name: f.name.clone(),
-        field_type: FieldType::parse(&f.r#type),
-        mode: match f.mode.to_ascii_uppercase().as_str() {
-            "REQUIRED" => Some(FieldMode::Required),
-            "REPEATED" => Some(FieldMode::Repeated),
-            "NULLABLE" => Some(FieldMode::Nullable),
-            _ => None,
-        },
-        fields: f.fields.iter().map(field_from_proto).collect(),
-        range_element_type: f.range_element_type.as_ref().map(|r| RangeElementType {
-            element_type: FieldType::parse(&r.r#type),
-        }),
-        description: f.description.clone(),
-        max_length: positive(f.max_length),
-        precision: positive(f.precision),
-        scale: positive(f.scale),
-        default_value_expression: f.default_value_expression.clone(),
     }
 }
 

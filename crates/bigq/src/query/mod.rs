@@ -30,7 +30,7 @@ use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-pub(crate) use grpc::{job_reference as grpc_job_reference, schema_from_proto as grpc_schema};
+pub(crate) use grpc::job_reference as grpc_job_reference;
 pub use pages::BatchStream;
 pub(crate) use pages::PageSource;
 pub use params::{Param, ParamType, ParamValue, ToParam};
