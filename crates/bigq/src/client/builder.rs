@@ -14,7 +14,7 @@ pub const DEFAULT_ENDPOINT: &str = "https://bigquery.googleapis.com";
 pub const DEFAULT_STORAGE_ENDPOINT: &str = "https://bigquerystorage.googleapis.com";
 
 /// The default BigQuery v2 gRPC endpoint (the same host as REST).
-pub const DEFAULT_GRPC_ENDPOINT: &str = "https://bigquery.googleapis.com";
+pub const DEFAULT_GRPC_ENDPOINT: &str = DEFAULT_ENDPOINT;
 
 /// The environment variable naming a Storage API (gRPC) emulator, `host:port` or a URL.
 pub const STORAGE_EMULATOR_HOST_ENV: &str = "BIGQUERY_STORAGE_EMULATOR_HOST";
@@ -187,15 +187,7 @@ impl ClientBuilder {
         if project.is_empty() || project.contains('/') {
             return Err(Error::config(format!("invalid project id {project:?}")));
         }
-        let root = self
-            .endpoint
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
-        let root = root.trim_end_matches('/');
-        if !(root.starts_with("http://") || root.starts_with("https://")) {
-            return Err(Error::config(format!(
-                "endpoint {root:?} must start with http:// or https://"
-            )));
-        }
+        let root = endpoint_url("endpoint", self.endpoint, DEFAULT_ENDPOINT)?;
         let rest_base = if root.ends_with("/bigquery/v2") {
             root.to_string()
         } else {
@@ -206,12 +198,13 @@ impl ClientBuilder {
         // A REST emulator alone must not send reads to Google.
         let storage_for_queries = self.storage_endpoint.is_some() || root == DEFAULT_ENDPOINT;
         let grpc_for_queries = self.grpc_endpoint.is_some() || root == DEFAULT_ENDPOINT;
-        let storage_endpoint = grpc_url(
+        let storage_endpoint = endpoint_url(
             "storage endpoint",
             self.storage_endpoint,
             DEFAULT_STORAGE_ENDPOINT,
         )?;
-        let grpc_endpoint = grpc_url("gRPC endpoint", self.grpc_endpoint, DEFAULT_GRPC_ENDPOINT)?;
+        let grpc_endpoint =
+            endpoint_url("gRPC endpoint", self.grpc_endpoint, DEFAULT_GRPC_ENDPOINT)?;
         let connect_timeout = self.connect_timeout.unwrap_or(Duration::from_secs(10));
         let credentials = match self.credentials {
             Some(c) => c,
@@ -264,8 +257,9 @@ impl ClientBuilder {
     }
 }
 
-/// A gRPC endpoint as given (or `default`), without a trailing slash.
-fn grpc_url(what: &str, given: Option<String>, default: &str) -> Result<String> {
+/// An endpoint as given (or `default`), without a trailing slash; `what` names it in the
+/// error for one that is not http(s).
+fn endpoint_url(what: &str, given: Option<String>, default: &str) -> Result<String> {
     let url = given.as_deref().unwrap_or(default).trim_end_matches('/');
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(Error::config(format!(
