@@ -84,7 +84,6 @@ struct Connection {
 /// [`summary`](Self::summary) says how many rows were confirmed before it.
 pub struct Writer {
     cfg: WriterConfig,
-    descriptor: Option<ProtoSchema>,
     /// The Arrow schema of the last batch appended, and its IPC serialization.
     arrow_schema: Option<(SchemaRef, Arc<Vec<u8>>)>,
     /// Rows encoded and not yet sent.
@@ -142,16 +141,12 @@ enum Outcome {
 
 impl Writer {
     pub(crate) fn new(cfg: WriterConfig) -> Self {
-        let descriptor = Some(ProtoSchema {
-            proto_descriptor: Some(cfg.encoder.schema().descriptor().clone()),
-        });
         let summary = WriteSummary {
             stream: cfg.stream.clone(),
             ..Default::default()
         };
         Writer {
             cfg,
-            descriptor,
             arrow_schema: None,
             batch: Vec::new(),
             batch_bytes: 0,
@@ -497,7 +492,9 @@ impl Writer {
     fn set_schema(&self, request: &mut AppendRowsRequest, schema: &RowsSchema) {
         match (&mut request.rows, schema) {
             (Some(append_rows_request::Rows::ProtoRows(data)), _) => {
-                data.writer_schema = self.descriptor.clone();
+                data.writer_schema = Some(ProtoSchema {
+                    proto_descriptor: Some(self.cfg.encoder.schema().descriptor().clone()),
+                });
             }
             (Some(append_rows_request::Rows::ArrowRows(data)), RowsSchema::Arrow(bytes)) => {
                 data.writer_schema = Some(ArrowSchema {
