@@ -16,19 +16,11 @@ pub(crate) struct Key {
 
 impl Key {
     pub(crate) fn new(number: u32, wire_type: u32) -> Self {
-        let mut v = ((number as u64) << 3) | wire_type as u64;
+        // A field number has at most 29 bits: the key takes at most 5 bytes.
+        let mut all = [0u8; 10];
+        let len = write_varint(&mut all, ((number as u64) << 3) | wire_type as u64);
         let mut bytes = [0u8; 5];
-        let mut len = 0;
-        loop {
-            if v < 0x80 {
-                bytes[len] = v as u8;
-                len += 1;
-                break;
-            }
-            bytes[len] = (v as u8 & 0x7f) | 0x80;
-            v >>= 7;
-            len += 1;
-        }
+        bytes.copy_from_slice(&all[..5]);
         Key {
             bytes,
             len: len as u8,
@@ -45,14 +37,9 @@ impl Key {
     }
 }
 
-/// Appends `v` as a varint.
-#[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    if v < 0x80 {
-        out.push(v as u8);
-        return;
-    }
-    let mut buf = [0u8; 10];
+/// Writes `v` as a varint at the start of `buf`; returns its length.
+#[inline(always)]
+fn write_varint(buf: &mut [u8; 10], mut v: u64) -> usize {
     let mut n = 0;
     while v >= 0x80 {
         buf[n] = (v as u8) | 0x80;
@@ -60,17 +47,22 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
         n += 1;
     }
     buf[n] = v as u8;
+    n + 1
+}
+
+/// Appends `v` as a varint.
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+        return;
+    }
+    let mut buf = [0u8; 10];
+    let n = write_varint(&mut buf, v);
     // All ten bytes, then the tail cut off: a fixed-size copy, not a call to memcpy.
     let len = out.len();
     out.extend_from_slice(&buf);
-    out.truncate(len + n + 1);
-}
-
-/// The number of bytes `v` takes as a varint.
-#[inline]
-pub(crate) fn varint_len(v: u64) -> usize {
-    // 1 byte per 7 bits, at least one.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    out.truncate(len + n);
 }
 
 /// Appends length-prefixed bytes.
@@ -97,18 +89,12 @@ pub(crate) fn end_len(out: &mut Vec<u8>, start: usize) {
         out[start - 1] = len as u8;
         return;
     }
-    let n = varint_len(len as u64);
+    let mut bytes = [0u8; 10];
+    let n = write_varint(&mut bytes, len as u64);
     let extra = n - 1;
     out.resize(out.len() + extra, 0);
     out.copy_within(start..start + len, start + extra);
-    let mut v = len as u64;
-    let mut i = start - 1;
-    while v >= 0x80 {
-        out[i] = (v as u8) | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    out[i] = v as u8;
+    out[start - 1..start - 1 + n].copy_from_slice(&bytes[..n]);
 }
 
 #[cfg(test)]
@@ -123,10 +109,10 @@ mod tests {
         out.clear();
         put_varint(&mut out, u64::MAX);
         assert_eq!(out.len(), 10);
-        assert_eq!(varint_len(0), 1);
-        assert_eq!(varint_len(127), 1);
-        assert_eq!(varint_len(128), 2);
-        assert_eq!(varint_len(u64::MAX), 10);
+        assert_eq!(write_varint(&mut [0; 10], 0), 1);
+        assert_eq!(write_varint(&mut [0; 10], 127), 1);
+        assert_eq!(write_varint(&mut [0; 10], 128), 2);
+        assert_eq!(write_varint(&mut [0; 10], u64::MAX), 10);
         let mut k = Vec::new();
         Key::new(16, LEN).put(&mut k);
         assert_eq!(k, [0x82, 0x01]);
