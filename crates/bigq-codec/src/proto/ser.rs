@@ -760,28 +760,35 @@ impl<'a> SeqEnc<'a> {
     }
 }
 
-impl ser::SerializeSeq for SeqEnc<'_> {
-    type Ok = ();
-    type Error = EncodeError;
-    #[inline]
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    fn end(self) -> Result<()> {
-        self.finish()
-    }
+/// `SerializeSeq` and `SerializeTuple` for a type whose elements go to `$element`.
+macro_rules! seq_and_tuple {
+    ($t:ty, $element:ident) => {
+        impl ser::SerializeSeq for $t {
+            type Ok = ();
+            type Error = EncodeError;
+            #[inline]
+            fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+                self.$element(v)
+            }
+            fn end(self) -> Result<()> {
+                self.finish()
+            }
+        }
+
+        impl ser::SerializeTuple for $t {
+            type Ok = ();
+            type Error = EncodeError;
+            fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+                self.$element(v)
+            }
+            fn end(self) -> Result<()> {
+                self.finish()
+            }
+        }
+    };
 }
 
-impl ser::SerializeTuple for SeqEnc<'_> {
-    type Ok = ();
-    type Error = EncodeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    fn end(self) -> Result<()> {
-        self.finish()
-    }
-}
+seq_and_tuple!(SeqEnc<'_>, element);
 
 /// One value of a field.
 struct ValueSer<'a> {
@@ -1445,27 +1452,7 @@ impl BytesSeq<'_> {
     }
 }
 
-impl ser::SerializeSeq for BytesSeq<'_> {
-    type Ok = ();
-    type Error = EncodeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.byte(v)
-    }
-    fn end(self) -> Result<()> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTuple for BytesSeq<'_> {
-    type Ok = ();
-    type Error = EncodeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.byte(v)
-    }
-    fn end(self) -> Result<()> {
-        self.finish()
-    }
-}
+seq_and_tuple!(BytesSeq<'_>, byte);
 
 /// Takes the raw value out of a `$bigq::*` newtype: an integer or up to 32 bytes. Anything
 /// else is [`NotRaw`], and the value is then serialized as an ordinary one.
