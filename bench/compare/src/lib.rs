@@ -437,10 +437,13 @@ pub async fn harness_client() -> Result<bigq::Client, String> {
     b.build().await.map_err(|e| e.to_string())
 }
 
-/// Makes `dataset.name` an empty table with the scan table's schema (untimed set-up of a
-/// write scenario, done with the harness's client so every contender gets the same table).
-pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<String, String> {
-    let client = harness_client().await?;
+/// Makes `dataset.name` an empty table with the scan table's schema, with `client`, and
+/// returns its id (the untimed set-up of a write scenario).
+pub async fn recreate_scan_copy(
+    client: &bigq::Client,
+    dataset: &str,
+    name: &str,
+) -> Result<String, String> {
     let target = format!("{dataset}.{name}");
     let table = client
         .get_table(&format!("{dataset}.scan"))
@@ -453,6 +456,13 @@ pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<String, Stri
         .await
         .map_err(|e| e.to_string())?;
     Ok(target)
+}
+
+/// Makes `dataset.name` an empty table with the scan table's schema (untimed set-up of a
+/// write scenario, done with the harness's client so every contender gets the same table).
+pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<(), String> {
+    recreate_scan_copy(&harness_client().await?, dataset, name).await?;
+    Ok(())
 }
 
 /// The gRPC service a failed call named, when the server answered that it does not serve it

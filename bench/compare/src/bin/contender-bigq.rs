@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use bench_compare::{Measured, ScanRow, cpu_seconds, scenario_sql};
+use bench_compare::{Measured, ScanRow, cpu_seconds, recreate_scan_copy, scenario_sql};
 use bigq::{Client, Transport};
 use serde::Deserialize;
 
@@ -176,14 +176,7 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         "write_1m_objects" => {
             // The rows are made before the clock starts; the time covers encoding them
             // into protobuf and writing them into the _default stream.
-            let target = format!("{ds}.write_target");
-            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
-            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
-            let _ = client.delete_table(&target).await;
-            client
-                .create_table(bigq::admin::Table::new(&target, schema))
-                .await
-                .map_err(e)?;
+            let target = recreate_scan_copy(&client, &ds, "write_target").await?;
             let rows: Vec<ScanRow> = (1..=bench_compare::scan_rows() as i64)
                 .map(ScanRow::generate)
                 .collect();
@@ -208,14 +201,7 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         "write_1m_arrow" => {
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends into the _default stream.
-            let target = format!("{ds}.write_target_arrow");
-            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
-            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
-            let _ = client.delete_table(&target).await;
-            client
-                .create_table(bigq::admin::Table::new(&target, schema))
-                .await
-                .map_err(e)?;
+            let target = recreate_scan_copy(&client, &ds, "write_target_arrow").await?;
             let batches = bench_compare::scan_batches(bench_compare::scan_rows(), 25_000);
             let (t, c) = (Instant::now(), cpu_seconds());
             let mut writer = client

@@ -307,8 +307,8 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             ))
         }
         "write_1m_objects" => {
-            let target = fresh_write_table(&ds, "write_target_bigquery_rs").await?;
-            let target = table(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_bigquery_rs").await?;
+            let target = table(&ds, "write_target_bigquery_rs")?;
             // The rows are made before the clock starts; the time covers encoding them into
             // protobuf and writing them into the default stream.
             let rows: Vec<ScanRow> = (1..=scan_rows() as i64).map(ScanRow::generate).collect();
@@ -333,8 +333,8 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             Ok(Measured::new(summary.rows_written as usize, t, c, &path))
         }
         "write_1m_arrow" => {
-            let target = fresh_write_table(&ds, "write_target_bigquery_rs_arrow").await?;
-            let target = table(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_bigquery_rs_arrow").await?;
+            let target = table(&ds, "write_target_bigquery_rs_arrow")?;
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends.
             let batches = scan_batches(scan_rows(), ARROW_WRITE_BATCH_ROWS);

@@ -498,8 +498,8 @@ async fn run(scenario: &str) -> Result<Measured, NotRun> {
             Ok(Measured::new(rows, t, c, &path))
         }
         "write_1m_objects" => {
-            let target = fresh_write_table(&ds, "write_target_gcbq").await?;
-            let table = table_path(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_gcbq").await?;
+            let table = table_path(&ds, "write_target_gcbq")?;
             let write = write_client().await?;
             // The rows are made before the clock starts; the time covers turning them into
             // Arrow, the IPC encoding and the appends.
@@ -520,8 +520,8 @@ async fn run(scenario: &str) -> Result<Measured, NotRun> {
             Ok(Measured::new(rows.len(), t, c, &path))
         }
         "write_1m_arrow" => {
-            let target = fresh_write_table(&ds, "write_target_gcbq_arrow").await?;
-            let table = table_path(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_gcbq_arrow").await?;
+            let table = table_path(&ds, "write_target_gcbq_arrow")?;
             let write = write_client().await?;
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends.
