@@ -396,6 +396,34 @@ pub fn scan_batches(rows: usize, batch_rows: usize) -> Vec<arrow_array::RecordBa
         .collect()
 }
 
+/// A contender's command line: `<scenario> [flags]`.
+pub struct ContenderArgs {
+    /// The scenario to run.
+    pub scenario: String,
+    flags: Vec<String>,
+}
+
+impl ContenderArgs {
+    /// The process's arguments; without a scenario, prints `usage: {usage}` and exits with
+    /// status 2.
+    pub fn parse(usage: &str) -> Self {
+        let mut args = std::env::args().skip(1);
+        let Some(scenario) = args.next() else {
+            eprintln!("usage: {usage}");
+            std::process::exit(2);
+        };
+        ContenderArgs {
+            scenario,
+            flags: args.collect(),
+        }
+    }
+
+    /// Whether `flag` (`--job`) was given.
+    pub fn flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|a| a == flag)
+    }
+}
+
 /// Why a contender did not measure a run.
 #[derive(Debug)]
 pub enum NotRun {
@@ -423,9 +451,9 @@ pub fn print_outcome(outcome: Result<Measured, NotRun>) {
     println!("{line}");
 }
 
-/// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
-/// environment.
-pub async fn harness_client() -> Result<bigq::Client, String> {
+/// A bigq client builder from the driver's environment: the project in `BENCH_PROJECT`, and
+/// the emulator's endpoints in `BENCH_REST` and `BENCH_GRPC` when they are set.
+pub fn harness_builder() -> Result<bigq::ClientBuilder, String> {
     let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
     let mut b = bigq::Client::builder().with_project(project);
     if let Ok(rest) = std::env::var("BENCH_REST") {
@@ -434,7 +462,13 @@ pub async fn harness_client() -> Result<bigq::Client, String> {
             b = b.with_emulator_grpc(grpc);
         }
     }
-    b.build().await.map_err(|e| e.to_string())
+    Ok(b)
+}
+
+/// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
+/// environment.
+pub async fn harness_client() -> Result<bigq::Client, String> {
+    harness_builder()?.build().await.map_err(|e| e.to_string())
 }
 
 /// Makes `dataset.name` an empty table with the scan table's schema, with `client`, and

@@ -10,7 +10,10 @@
 
 use std::time::Instant;
 
-use bench_compare::{Measured, ScanRow, cpu_seconds, recreate_scan_copy, scenario_sql};
+use bench_compare::{
+    ContenderArgs, Measured, NotRun, ScanRow, cpu_seconds, harness_builder, print_outcome,
+    recreate_scan_copy, scenario_sql,
+};
 use bigq::{Client, Transport};
 use serde::Deserialize;
 
@@ -25,37 +28,22 @@ struct Row200k {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-bigq <scenario> [--job] [--grpc]");
-        std::process::exit(2);
-    };
-    let job = args.iter().any(|a| a == "--job");
-    let grpc = args.iter().any(|a| a == "--grpc");
-    let out = match run(&scenario, job, grpc).await {
-        Ok(m) => serde_json::to_string(&m).expect("json"),
-        Err(e) => serde_json::json!({ "error": e }).to_string(),
-    };
-    println!("{out}");
+    let args = ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc]");
+    let outcome = run(&args.scenario, args.flag("--job"), args.flag("--grpc")).await;
+    print_outcome(outcome.map_err(NotRun::Failed));
 }
 
 async fn client(grpc: bool) -> Result<Client, String> {
-    let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
     let transport = if grpc {
         Transport::Grpc
     } else {
         Transport::Rest
     };
-    let mut b = Client::builder()
-        .with_project(project)
-        .with_transport(transport);
-    if let Ok(rest) = std::env::var("BENCH_REST") {
-        b = b.with_emulator(rest);
-        if let Ok(grpc) = std::env::var("BENCH_GRPC") {
-            b = b.with_emulator_grpc(grpc);
-        }
-    }
-    b.build().await.map_err(|e| e.to_string())
+    harness_builder()?
+        .with_transport(transport)
+        .build()
+        .await
+        .map_err(|e| e.to_string())
 }
 
 fn dataset() -> Result<String, String> {

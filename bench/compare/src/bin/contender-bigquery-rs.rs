@@ -14,8 +14,8 @@
 use std::time::Instant;
 
 use bench_compare::{
-    ARROW_WRITE_BATCH_ROWS, Measured, NotRun, SCAN_COLUMNS, cpu_seconds, fresh_write_table,
-    print_outcome, scan_batches, scan_rows, scenario_sql, unserved_service,
+    ARROW_WRITE_BATCH_ROWS, ContenderArgs, Measured, NotRun, SCAN_COLUMNS, cpu_seconds,
+    fresh_write_table, print_outcome, scan_batches, scan_rows, scenario_sql, unserved_service,
 };
 use bigquery::arrow_array::RecordBatch;
 use bigquery::errors::BigQueryError;
@@ -128,13 +128,8 @@ impl ScanRow {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-bigquery-rs <scenario> [--job]");
-        std::process::exit(2);
-    };
-    let job = args.iter().any(|a| a == "--job");
-    print_outcome(run(&scenario, job).await);
+    let args = ContenderArgs::parse("contender-bigquery-rs <scenario> [--job]");
+    print_outcome(run(&args.scenario, args.flag("--job")).await);
 }
 
 /// A `BigQueryError` as a run outcome: a service the server does not serve is "unsupported".

@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use bench_compare::{
-    ARROW_WRITE_BATCH_ROWS, Measured, NotRun, cpu_seconds, fresh_write_table, print_outcome,
-    scan_arrow_schema, scan_batches, scan_rows, scenario_sql,
+    ARROW_WRITE_BATCH_ROWS, ContenderArgs, Measured, NotRun, cpu_seconds, fresh_write_table,
+    print_outcome, scan_arrow_schema, scan_batches, scan_rows, scenario_sql,
 };
 use futures::{StreamExt, TryStreamExt};
 use google_cloud_bigquery::client::{BigQuery, Read, Write};
@@ -283,12 +283,8 @@ impl Ipc {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-gcbq <scenario>");
-        std::process::exit(2);
-    };
-    print_outcome(run(&scenario).await);
+    let args = ContenderArgs::parse("contender-gcbq <scenario>");
+    print_outcome(run(&args.scenario).await);
 }
 
 fn env(name: &str) -> Result<String, NotRun> {
