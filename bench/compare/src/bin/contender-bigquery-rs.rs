@@ -17,7 +17,6 @@ use bench_compare::{
     ARROW_WRITE_BATCH_ROWS, ContenderArgs, Measured, NotRun, SCAN_COLUMNS, cpu_seconds,
     fresh_write_table, print_outcome, scan_batches, scan_rows, scenario_sql, unserved_service,
 };
-use bigquery::arrow_array::RecordBatch;
 use bigquery::errors::BigQueryError;
 use bigquery::gcloud_sdk::google_cloud_auth::credentials::anonymous;
 use bigquery::{
@@ -25,6 +24,7 @@ use bigquery::{
     BigQueryTimestamp,
 };
 use futures::TryStreamExt;
+use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Deserialize)]
@@ -143,6 +143,19 @@ fn outcome(e: BigQueryError) -> NotRun {
     }
 }
 
+/// Awaits one of the crate's streams (`record_batches()`, `stream_query_with_errors()`) and
+/// collects it.
+async fn collect<'a, T: 'a>(
+    stream: impl Future<Output = Result<BoxStream<'a, Result<T, BigQueryError>>, BigQueryError>>,
+) -> Result<Vec<T>, NotRun> {
+    stream
+        .await
+        .map_err(outcome)?
+        .try_collect()
+        .await
+        .map_err(outcome)
+}
+
 async fn db() -> Result<BigQueryDb, NotRun> {
     let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
     let mut options = BigQueryDbOptions::new(project);
@@ -213,13 +226,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         "query_200k_rows" => typed_query!(Row200k),
         "query_200k_arrow" => {
             let (t, c) = (Instant::now(), cpu_seconds());
-            let batches: Vec<RecordBatch> = query(scenario_sql(scenario, &ds))
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(query(scenario_sql(scenario, &ds)).record_batches()).await?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
             Ok(Measured::new(
                 rows,
@@ -234,18 +241,15 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             // The columns are named with `.fields()`: without it the crate first asks the v2
             // TableService (GetTable) for the table's columns to project `ScanRow`'s fields,
             // and bigq-emulator does not serve that service. Same columns, same read.
-            let rows: Vec<ScanRow> = db
-                .fluent()
-                .select()
-                .fields(SCAN_COLUMNS)
-                .from(scan)
-                .obj::<ScanRow>()
-                .stream_query_with_errors()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let rows = collect(
+                db.fluent()
+                    .select()
+                    .fields(SCAN_COLUMNS)
+                    .from(scan)
+                    .obj::<ScanRow>()
+                    .stream_query_with_errors(),
+            )
+            .await?;
             Ok(Measured::new(
                 rows.len(),
                 t,
@@ -257,16 +261,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         "scan_arrow" => {
             let scan = table(&ds, "scan")?;
             let (t, c) = (Instant::now(), cpu_seconds());
-            let batches: Vec<RecordBatch> = db
-                .fluent()
-                .select()
-                .from(scan)
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(db.fluent().select().from(scan).record_batches()).await?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
             Ok(Measured::new(
                 rows,
@@ -277,16 +272,13 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         }
         "decode" => {
             // Read the table first (not timed), then decode on one thread.
-            let batches: Vec<RecordBatch> = db
-                .fluent()
-                .select()
-                .from(table(&ds, "scan")?)
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(
+                db.fluent()
+                    .select()
+                    .from(table(&ds, "scan")?)
+                    .record_batches(),
+            )
+            .await?;
             let (t, c) = (Instant::now(), cpu_seconds());
             let mut rows: Vec<ScanRow> = Vec::with_capacity(scan_rows());
             for b in &batches {
