@@ -11,8 +11,8 @@
 use std::time::Instant;
 
 use bench_compare::{
-    ContenderArgs, Measured, NotRun, ScanRow, cpu_seconds, harness_builder, print_outcome,
-    recreate_scan_copy, scenario_sql,
+    ContenderArgs, Measured, NotRun, ScanRow, cpu_seconds, harness_builder, needs_scan_table,
+    print_outcome, recreate_scan_copy, scenario_sql,
 };
 use bigq::{Client, Transport};
 use serde::Deserialize;
@@ -77,9 +77,11 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         if job { q.job_creation_required() } else { q }
     };
     let ds = dataset()?;
-    let reads_table =
-        scenario.starts_with("scan_") || scenario == "decode" || scenario.starts_with("write_");
-    if reads_table && std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
+    // The scan-table scenarios go through Storage Read or Write, which are gRPC.
+    if needs_scan_table(scenario)
+        && std::env::var("BENCH_REST").is_ok()
+        && std::env::var("BENCH_GRPC").is_err()
+    {
         return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
     }
     let (t, c) = (Instant::now(), cpu_seconds());
