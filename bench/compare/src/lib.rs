@@ -533,6 +533,13 @@ mod tests {
     }
 
     #[test]
+    fn scan_columns_name_the_arrow_schema_fields_in_order() {
+        let schema = scan_arrow_schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, SCAN_COLUMNS);
+    }
+
+    #[test]
     fn scan_batches_hold_the_rows_of_scan_row_generate() {
         let batches = scan_batches(30_000, ARROW_WRITE_BATCH_ROWS);
         let sizes: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
