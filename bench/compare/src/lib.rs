@@ -295,53 +295,35 @@ pub fn scan_arrow_schema() -> arrow_schema::SchemaRef {
 /// Rows `first..first + rows` (from 1) of the scan table as one Arrow record batch, the same
 /// values as [`ScanRow::generate`] and [`scan_table_ctas`] make.
 pub fn scan_batch(first: i64, rows: usize) -> arrow_array::RecordBatch {
-    use arrow_array::builder::{
-        BooleanBuilder, Date32Builder, Decimal128Builder, Int64Builder, ListBuilder, StringBuilder,
-        TimestampMicrosecondBuilder,
+    use arrow_array::builder::{Int64Builder, ListBuilder};
+    use arrow_array::{
+        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int64Array,
+        RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
     };
-    use arrow_array::{ArrayRef, RecordBatch, StructArray};
     use std::sync::Arc;
     let ns = first..first + rows as i64;
     let i64s = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
-        Arc::new(ns.clone().map(f).collect::<arrow_array::Int64Array>())
+        Arc::new(ns.clone().map(f).collect::<Int64Array>())
     };
     let f64s = |f: &dyn Fn(i64) -> Option<f64>| -> ArrayRef {
-        Arc::new(ns.clone().map(f).collect::<arrow_array::Float64Array>())
+        Arc::new(ns.clone().map(f).collect::<Float64Array>())
     };
     let strs = |f: &dyn Fn(i64) -> Option<String>| -> ArrayRef {
-        let mut b = StringBuilder::with_capacity(rows, rows * 16);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<StringArray>())
     };
     let bools = |f: &dyn Fn(i64) -> Option<bool>| -> ArrayRef {
-        let mut b = BooleanBuilder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<BooleanArray>())
     };
     let nums = |f: &dyn Fn(i64) -> Option<i128>| -> ArrayRef {
-        let mut b = Decimal128Builder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish().with_precision_and_scale(38, 9).expect("valid"))
+        let a = ns.clone().map(f).collect::<Decimal128Array>();
+        Arc::new(a.with_precision_and_scale(38, 9).expect("valid"))
     };
     let dates = |f: &dyn Fn(i64) -> Option<i32>| -> ArrayRef {
-        let mut b = Date32Builder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<Date32Array>())
     };
     let tss = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
-        let mut b = TimestampMicrosecondBuilder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish().with_timezone("UTC"))
+        let a = ns.clone().map(f).collect::<TimestampMicrosecondArray>();
+        Arc::new(a.with_timezone("UTC"))
     };
     let opt = |n: i64, m: i64| n % m != 0;
     let schema = scan_arrow_schema();
