@@ -22,7 +22,7 @@
 // Shared with arrow_serde, whose stream/check helpers this bench does not use.
 #[allow(dead_code)]
 mod scan_table;
-// The schemas and encode loops, shared with examples/profile_write_encode.rs.
+// The schemas and encode loops, shared with examples/profile_arrow_serde.rs (write-*).
 mod write_table;
 
 use std::hint::black_box;

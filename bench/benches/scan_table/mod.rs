@@ -83,7 +83,8 @@ const WORDS: &[&str] = &[
     "magna",
 ];
 
-fn schema() -> Arc<Schema> {
+/// The table's Arrow schema; `write_table` derives the Storage Write schemas from it.
+pub fn schema() -> Arc<Schema> {
     let info = Fields::from(vec![
         Field::new("a", DataType::Int64, true),
         Field::new("b", DataType::Utf8, true),

@@ -1,9 +1,10 @@
 //! The scan table's schema for Storage Write, as bigq and the `bigquery` crate (0.9) each
 //! describe it, and the encode loops both `benches/storage_write_encode.rs` and
-//! `examples/profile_write_encode.rs` time.
+//! `examples/profile_arrow_serde.rs` (`write-*`) time.
 
 use std::hint::black_box;
 
+use arrow_schema::{DataType, FieldRef};
 use bigq_codec::proto::{NumericEncoding, ProtoOptions, RowEncoder, WriteSchema};
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
 use bigquery::{
@@ -12,47 +13,47 @@ use bigquery::{
 };
 use serde::Serialize;
 
-const COLUMNS: &[(&str, FieldType)] = &[
-    ("id", FieldType::Int64),
-    ("user_id", FieldType::Int64),
-    ("score", FieldType::Float64),
-    ("ratio", FieldType::Float64),
-    ("name", FieldType::String),
-    ("city", FieldType::String),
-    ("active", FieldType::Bool),
-    ("verified", FieldType::Bool),
-    ("amount", FieldType::Numeric),
-    ("discount", FieldType::Numeric),
-    ("created", FieldType::Date),
-    ("birthday", FieldType::Date),
-    ("created_at", FieldType::Timestamp),
-    ("updated_at", FieldType::Timestamp),
-    ("quantity", FieldType::Int64),
-    ("weight", FieldType::Float64),
-    ("comment", FieldType::String),
-    ("rank", FieldType::Int64),
-];
+use crate::scan_table;
 
+/// The scan table's schema (`scan_table::schema`) as bigq's: a non-nullable column is
+/// REQUIRED, a list REPEATED, a struct a RECORD.
 pub fn bigq_schema() -> TableSchema {
-    let mut fields: Vec<TableFieldSchema> = COLUMNS
-        .iter()
-        .map(|(n, t)| TableFieldSchema::new(*n, t.clone()))
-        .collect();
-    fields[0] = fields[0].clone().with_mode(FieldMode::Required);
-    fields.push(TableFieldSchema::record(
-        "info",
-        vec![
-            TableFieldSchema::new("a", FieldType::Int64),
-            TableFieldSchema::new("b", FieldType::String),
-            TableFieldSchema::new("c", FieldType::Float64),
-        ],
-    ));
-    fields.push(TableFieldSchema::new("tags", FieldType::Int64).with_mode(FieldMode::Repeated));
-    TableSchema::new(fields)
+    TableSchema::new(
+        scan_table::schema()
+            .fields()
+            .iter()
+            .map(bigq_field)
+            .collect(),
+    )
 }
 
-fn bigquery_type(t: &FieldType) -> BigQueryFieldType {
-    match t {
+fn bigq_field(f: &FieldRef) -> TableFieldSchema {
+    let scalar = |t: &DataType| match t {
+        DataType::Int64 => FieldType::Int64,
+        DataType::Float64 => FieldType::Float64,
+        DataType::Utf8 => FieldType::String,
+        DataType::Boolean => FieldType::Bool,
+        DataType::Decimal128(..) => FieldType::Numeric,
+        DataType::Date32 => FieldType::Date,
+        DataType::Timestamp(..) => FieldType::Timestamp,
+        other => unreachable!("{other} is not in the scan table"),
+    };
+    match f.data_type() {
+        DataType::Struct(fields) => {
+            TableFieldSchema::record(f.name(), fields.iter().map(bigq_field).collect())
+        }
+        DataType::List(item) => {
+            TableFieldSchema::new(f.name(), scalar(item.data_type())).with_mode(FieldMode::Repeated)
+        }
+        t if !f.is_nullable() => {
+            TableFieldSchema::new(f.name(), scalar(t)).with_mode(FieldMode::Required)
+        }
+        t => TableFieldSchema::new(f.name(), scalar(t)),
+    }
+}
+
+fn bigquery_type(f: &TableFieldSchema) -> BigQueryFieldType {
+    match &f.field_type {
         FieldType::Int64 => BigQueryFieldType::Int64,
         FieldType::Float64 => BigQueryFieldType::Float64,
         FieldType::String => BigQueryFieldType::String { max_length: None },
@@ -60,57 +61,32 @@ fn bigquery_type(t: &FieldType) -> BigQueryFieldType {
         FieldType::Numeric => BigQueryFieldType::Numeric(None),
         FieldType::Date => BigQueryFieldType::Date,
         FieldType::Timestamp => BigQueryFieldType::Timestamp,
+        FieldType::Record => {
+            BigQueryFieldType::Struct(f.fields.iter().map(bigquery_field).collect())
+        }
         other => unreachable!("{other} is not in the scan table"),
     }
 }
 
-fn bigquery_field(
-    name: &str,
-    field_type: BigQueryFieldType,
-    mode: BigQueryFieldMode,
-) -> BigQueryFieldSchema {
+fn bigquery_field(f: &TableFieldSchema) -> BigQueryFieldSchema {
     BigQueryFieldSchema {
-        name: name.to_string(),
-        field_type,
-        mode,
+        name: f.name.clone(),
+        field_type: bigquery_type(f),
+        mode: match f.mode() {
+            FieldMode::Nullable => BigQueryFieldMode::Nullable,
+            FieldMode::Required => BigQueryFieldMode::Required,
+            FieldMode::Repeated => BigQueryFieldMode::Repeated,
+        },
         description: None,
         default_value_expression: None,
     }
 }
 
+/// The same schema as the `bigquery` crate's.
 pub fn bigquery_schema() -> BigQueryTableSchema {
-    let mut fields: Vec<BigQueryFieldSchema> = COLUMNS
-        .iter()
-        .enumerate()
-        .map(|(i, (n, t))| {
-            let mode = if i == 0 {
-                BigQueryFieldMode::Required
-            } else {
-                BigQueryFieldMode::Nullable
-            };
-            bigquery_field(n, bigquery_type(t), mode)
-        })
-        .collect();
-    let nullable = BigQueryFieldMode::Nullable;
-    fields.push(bigquery_field(
-        "info",
-        BigQueryFieldType::Struct(vec![
-            bigquery_field("a", BigQueryFieldType::Int64, nullable),
-            bigquery_field(
-                "b",
-                BigQueryFieldType::String { max_length: None },
-                nullable,
-            ),
-            bigquery_field("c", BigQueryFieldType::Float64, nullable),
-        ]),
-        nullable,
-    ));
-    fields.push(bigquery_field(
-        "tags",
-        BigQueryFieldType::Int64,
-        BigQueryFieldMode::Repeated,
-    ));
-    BigQueryTableSchema { fields }
+    BigQueryTableSchema {
+        fields: bigq_schema().fields.iter().map(bigquery_field).collect(),
+    }
 }
 
 pub fn bigq_encoder(numeric: NumericEncoding) -> RowEncoder {

@@ -295,53 +295,35 @@ pub fn scan_arrow_schema() -> arrow_schema::SchemaRef {
 /// Rows `first..first + rows` (from 1) of the scan table as one Arrow record batch, the same
 /// values as [`ScanRow::generate`] and [`scan_table_ctas`] make.
 pub fn scan_batch(first: i64, rows: usize) -> arrow_array::RecordBatch {
-    use arrow_array::builder::{
-        BooleanBuilder, Date32Builder, Decimal128Builder, Int64Builder, ListBuilder, StringBuilder,
-        TimestampMicrosecondBuilder,
+    use arrow_array::builder::{Int64Builder, ListBuilder};
+    use arrow_array::{
+        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int64Array,
+        RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
     };
-    use arrow_array::{ArrayRef, RecordBatch, StructArray};
     use std::sync::Arc;
     let ns = first..first + rows as i64;
     let i64s = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
-        Arc::new(ns.clone().map(f).collect::<arrow_array::Int64Array>())
+        Arc::new(ns.clone().map(f).collect::<Int64Array>())
     };
     let f64s = |f: &dyn Fn(i64) -> Option<f64>| -> ArrayRef {
-        Arc::new(ns.clone().map(f).collect::<arrow_array::Float64Array>())
+        Arc::new(ns.clone().map(f).collect::<Float64Array>())
     };
     let strs = |f: &dyn Fn(i64) -> Option<String>| -> ArrayRef {
-        let mut b = StringBuilder::with_capacity(rows, rows * 16);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<StringArray>())
     };
     let bools = |f: &dyn Fn(i64) -> Option<bool>| -> ArrayRef {
-        let mut b = BooleanBuilder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<BooleanArray>())
     };
     let nums = |f: &dyn Fn(i64) -> Option<i128>| -> ArrayRef {
-        let mut b = Decimal128Builder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish().with_precision_and_scale(38, 9).expect("valid"))
+        let a = ns.clone().map(f).collect::<Decimal128Array>();
+        Arc::new(a.with_precision_and_scale(38, 9).expect("valid"))
     };
     let dates = |f: &dyn Fn(i64) -> Option<i32>| -> ArrayRef {
-        let mut b = Date32Builder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish())
+        Arc::new(ns.clone().map(f).collect::<Date32Array>())
     };
     let tss = |f: &dyn Fn(i64) -> Option<i64>| -> ArrayRef {
-        let mut b = TimestampMicrosecondBuilder::with_capacity(rows);
-        for n in ns.clone() {
-            b.append_option(f(n));
-        }
-        Arc::new(b.finish().with_timezone("UTC"))
+        let a = ns.clone().map(f).collect::<TimestampMicrosecondArray>();
+        Arc::new(a.with_timezone("UTC"))
     };
     let opt = |n: i64, m: i64| n % m != 0;
     let schema = scan_arrow_schema();
@@ -396,6 +378,34 @@ pub fn scan_batches(rows: usize, batch_rows: usize) -> Vec<arrow_array::RecordBa
         .collect()
 }
 
+/// A contender's command line: `<scenario> [flags]`.
+pub struct ContenderArgs {
+    /// The scenario to run.
+    pub scenario: String,
+    flags: Vec<String>,
+}
+
+impl ContenderArgs {
+    /// The process's arguments; without a scenario, prints `usage: {usage}` and exits with
+    /// status 2.
+    pub fn parse(usage: &str) -> Self {
+        let mut args = std::env::args().skip(1);
+        let Some(scenario) = args.next() else {
+            eprintln!("usage: {usage}");
+            std::process::exit(2);
+        };
+        ContenderArgs {
+            scenario,
+            flags: args.collect(),
+        }
+    }
+
+    /// Whether `flag` (`--job`) was given.
+    pub fn flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|a| a == flag)
+    }
+}
+
 /// Why a contender did not measure a run.
 #[derive(Debug)]
 pub enum NotRun {
@@ -423,9 +433,9 @@ pub fn print_outcome(outcome: Result<Measured, NotRun>) {
     println!("{line}");
 }
 
-/// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
-/// environment.
-pub async fn harness_client() -> Result<bigq::Client, String> {
+/// A bigq client builder from the driver's environment: the project in `BENCH_PROJECT`, and
+/// the emulator's endpoints in `BENCH_REST` and `BENCH_GRPC` when they are set.
+pub fn harness_builder() -> Result<bigq::ClientBuilder, String> {
     let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
     let mut b = bigq::Client::builder().with_project(project);
     if let Ok(rest) = std::env::var("BENCH_REST") {
@@ -434,13 +444,22 @@ pub async fn harness_client() -> Result<bigq::Client, String> {
             b = b.with_emulator_grpc(grpc);
         }
     }
-    b.build().await.map_err(|e| e.to_string())
+    Ok(b)
 }
 
-/// Makes `dataset.name` an empty table with the scan table's schema (untimed set-up of a
-/// write scenario, done with the harness's client so every contender gets the same table).
-pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<String, String> {
-    let client = harness_client().await?;
+/// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
+/// environment.
+pub async fn harness_client() -> Result<bigq::Client, String> {
+    harness_builder()?.build().await.map_err(|e| e.to_string())
+}
+
+/// Makes `dataset.name` an empty table with the scan table's schema, with `client`, and
+/// returns its id (the untimed set-up of a write scenario).
+pub async fn recreate_scan_copy(
+    client: &bigq::Client,
+    dataset: &str,
+    name: &str,
+) -> Result<String, String> {
     let target = format!("{dataset}.{name}");
     let table = client
         .get_table(&format!("{dataset}.scan"))
@@ -453,6 +472,13 @@ pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<String, Stri
         .await
         .map_err(|e| e.to_string())?;
     Ok(target)
+}
+
+/// Makes `dataset.name` an empty table with the scan table's schema (untimed set-up of a
+/// write scenario, done with the harness's client so every contender gets the same table).
+pub async fn fresh_write_table(dataset: &str, name: &str) -> Result<(), String> {
+    recreate_scan_copy(&harness_client().await?, dataset, name).await?;
+    Ok(())
 }
 
 /// The gRPC service a failed call named, when the server answered that it does not serve it
@@ -486,6 +512,13 @@ mod tests {
         );
         let other = "status: InvalidArgument, message: \"google.cloud.bigquery.v2.Job bad\"";
         assert_eq!(unserved_service(other), None);
+    }
+
+    #[test]
+    fn scan_columns_name_the_arrow_schema_fields_in_order() {
+        let schema = scan_arrow_schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, SCAN_COLUMNS);
     }
 
     #[test]

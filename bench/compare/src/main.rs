@@ -32,9 +32,9 @@ struct Args {
     /// Comma-separated scenarios (default: all).
     #[arg(long)]
     only: Option<String>,
-    /// Comma-separated contenders: bigq, bigq-grpc (queries over the v2 gRPC transport), bigq-job, python, bigquery-rs (the `bigquery`
-    /// crate), bigquery-rs-job (the same with `.job_creation_required()`), gcbq
-    /// (`google-cloud-bigquery`).
+    /// Comma-separated contenders: bigq, bigq-grpc (queries over the v2 gRPC transport),
+    /// bigq-job, python, bigquery-rs (the `bigquery` crate), bigquery-rs-job (the same with
+    /// `.job_creation_required()`), gcbq (`google-cloud-bigquery`).
     #[arg(
         long,
         default_value = "bigq,bigq-grpc,bigq-job,python,bigquery-rs,gcbq"
@@ -382,23 +382,19 @@ fn run_once(
     bin_dir: &Path,
     env: &[(String, String)],
 ) -> Result<Run, String> {
+    // A Rust contender: its binary, the scenario, its flags.
+    let rust = |bin: &str, flags: &[&str]| {
+        let mut c = Command::new(bin_dir.join(bin));
+        c.arg(scenario).args(flags);
+        c
+    };
     let mut cmd = match contender {
-        "bigq" | "bigq-grpc" | "bigq-job" | "bigquery-rs" | "bigquery-rs-job" | "gcbq" => {
-            let bin = match contender {
-                "bigq" | "bigq-grpc" | "bigq-job" => "contender-bigq",
-                "gcbq" => "contender-gcbq",
-                _ => "contender-bigquery-rs",
-            };
-            let mut c = Command::new(bin_dir.join(bin));
-            c.arg(scenario);
-            if contender.ends_with("-job") {
-                c.arg("--job");
-            }
-            if contender == "bigq-grpc" {
-                c.arg("--grpc");
-            }
-            c
-        }
+        "bigq" => rust("contender-bigq", &[]),
+        "bigq-grpc" => rust("contender-bigq", &["--grpc"]),
+        "bigq-job" => rust("contender-bigq", &["--job"]),
+        "bigquery-rs" => rust("contender-bigquery-rs", &[]),
+        "bigquery-rs-job" => rust("contender-bigquery-rs", &["--job"]),
+        "gcbq" => rust("contender-gcbq", &[]),
         "python" => {
             let mut c = Command::new(&args.python);
             c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/contender.py"));

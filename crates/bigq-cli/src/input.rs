@@ -145,18 +145,13 @@ impl<R: std::io::Read> Rows for Csv<R> {
                             "line {line}: more fields than the header names"
                         ))));
                     };
-                    let value = if text.is_empty()
-                        && field
-                            .as_ref()
-                            .is_none_or(|f| f.field_type != FieldType::String)
-                    {
-                        Value::Null
-                    } else {
-                        let mut v = Value::String(text.to_string());
-                        if let Some(f) = field {
-                            shape(&mut v, f);
+                    let value = match field {
+                        Some(f) if f.field_type == FieldType::String => Value::from(text),
+                        _ if text.is_empty() => Value::Null,
+                        Some(f) => {
+                            from_text(&f.field_type, text).unwrap_or_else(|| Value::from(text))
                         }
-                        v
+                        None => Value::from(text),
                     };
                     m.insert(name.clone(), value);
                 }
@@ -201,13 +196,26 @@ fn shape(v: &mut Value, field: &TableFieldSchema) {
 fn shape_scalar(v: &mut Value, field: &TableFieldSchema) {
     match (&field.field_type, &mut *v) {
         (FieldType::Record, Value::Object(m)) => shape_object(m, &field.fields),
-        (FieldType::Int64, Value::String(s)) => {
-            if let Ok(n) = s.trim().parse::<i64>() {
-                *v = Value::from(n);
+        (FieldType::Numeric | FieldType::BigNumeric, Value::Number(n)) => {
+            // Text keeps every digit; the encoder parses decimals from text.
+            *v = Value::String(n.to_string());
+        }
+        (ty, Value::String(s)) => {
+            if let Some(typed) = from_text(ty, s) {
+                *v = typed;
             }
         }
-        (FieldType::Float64, Value::String(s)) => {
-            let t = s.trim();
+        _ => {}
+    }
+}
+
+/// `text` as the JSON type a column of type `ty` wants, or `None` where it stays text (a
+/// type taken as text, or a value that does not parse).
+fn from_text(ty: &FieldType, text: &str) -> Option<Value> {
+    let t = text.trim();
+    match ty {
+        FieldType::Int64 => t.parse::<i64>().ok().map(Value::from),
+        FieldType::Float64 => {
             let n = match t {
                 "NaN" | "nan" => Some(f64::NAN),
                 "Infinity" | "inf" => Some(f64::INFINITY),
@@ -215,20 +223,11 @@ fn shape_scalar(v: &mut Value, field: &TableFieldSchema) {
                 _ => t.parse::<f64>().ok(),
             };
             // serde_json has no NaN or infinity: those stay text, which the encoder reports.
-            if let Some(n) = n.and_then(serde_json::Number::from_f64) {
-                *v = Value::Number(n);
-            }
+            n.and_then(serde_json::Number::from_f64).map(Value::Number)
         }
-        (FieldType::Bool, Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" => *v = Value::Bool(true),
-            "false" | "0" => *v = Value::Bool(false),
-            _ => {}
-        },
-        (FieldType::Numeric | FieldType::BigNumeric, Value::Number(n)) => {
-            // Text keeps every digit; the encoder parses decimals from text.
-            *v = Value::String(n.to_string());
-        }
-        _ => {}
+        FieldType::Bool if t.eq_ignore_ascii_case("true") || t == "1" => Some(Value::Bool(true)),
+        FieldType::Bool if t.eq_ignore_ascii_case("false") || t == "0" => Some(Value::Bool(false)),
+        _ => None,
     }
 }
 

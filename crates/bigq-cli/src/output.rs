@@ -222,48 +222,41 @@ fn bytes_as_base64(batch: &RecordBatch) -> Result<RecordBatch> {
 
 /// `batch` with every ARRAY, STRUCT and RANGE column as JSON text, which CSV can hold.
 fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
-    if !batch
-        .schema()
-        .fields()
-        .iter()
-        .any(|f| f.data_type().is_nested())
-    {
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
         return Ok(batch.clone());
     }
+    let options = arrow_json::writer::EncoderOptions::default().with_explicit_nulls(true);
     let mut fields = Vec::with_capacity(batch.num_columns());
     let mut columns = Vec::with_capacity(batch.num_columns());
-    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+    let mut cell = Vec::new();
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
         if !field.data_type().is_nested() {
             fields.push(field.clone());
             columns.push(column.clone());
             continue;
         }
-        let one = RecordBatch::try_new(
-            Arc::new(arrow_schema::Schema::new(vec![field.clone()])),
-            vec![column.clone()],
-        )?;
-        let mut text = Vec::new();
-        let mut w = arrow_json::WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, LineDelimited>(&mut text);
-        w.write(&one)?;
-        w.finish()?;
-        drop(w);
-        let mut values = Vec::with_capacity(one.num_rows());
-        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            let row: serde_json::Value =
-                serde_json::from_slice(line).map_err(|e| Failure::new(e.to_string()))?;
-            values.push(match &row[field.name()] {
-                serde_json::Value::Null => None,
-                v => Some(v.to_string()),
-            });
+        // Each cell as arrow-json's writer encodes it, then through serde_json's `Value` as
+        // before (struct members in name order, numbers as serde_json prints them).
+        let mut encoder = arrow_json::writer::make_encoder(field, column, &options)?;
+        let mut text = arrow_array::builder::StringBuilder::new();
+        for i in 0..column.len() {
+            if encoder.is_null(i) {
+                text.append_null();
+                continue;
+            }
+            cell.clear();
+            encoder.encode(i, &mut cell);
+            let value: serde_json::Value =
+                serde_json::from_slice(&cell).map_err(|e| Failure::new(e.to_string()))?;
+            text.append_value(value.to_string());
         }
         fields.push(Arc::new(arrow_schema::Field::new(
             field.name(),
             arrow_schema::DataType::Utf8,
             true,
         )));
-        columns.push(Arc::new(arrow_array::StringArray::from(values)) as arrow_array::ArrayRef);
+        columns.push(Arc::new(text.finish()) as arrow_array::ArrayRef);
     }
     Ok(RecordBatch::try_new(
         Arc::new(arrow_schema::Schema::new(fields)),

@@ -12,6 +12,29 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bigq");
 
+/// Runs `bigq args..` with only the environment variables `envs`.
+async fn bigq<S: AsRef<std::ffi::OsStr>>(
+    args: impl IntoIterator<Item = S>,
+    envs: &[(String, String)],
+) -> Output {
+    tokio::process::Command::new(BIN)
+        .args(args)
+        .env_clear()
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .output()
+        .await
+        .expect("bigq runs")
+}
+
+/// Fails the test, showing bigq's stderr, unless the run succeeded.
+fn assert_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 struct Env {
     emu: Emulator,
     dir: PathBuf,
@@ -38,18 +61,16 @@ impl Env {
 
     /// Runs `bigq args..` pointed at the emulator through the environment.
     async fn run(&self, args: &[&str]) -> Output {
-        let out = tokio::process::Command::new(BIN)
-            .args(args)
-            .env_clear()
-            .env("BIGQUERY_EMULATOR_HOST", self.emu.local_addr().to_string())
-            .env(
+        let envs = [
+            ("BIGQUERY_EMULATOR_HOST", self.emu.local_addr().to_string()),
+            (
                 "BIGQUERY_STORAGE_EMULATOR_HOST",
                 self.emu.grpc_addr().to_string(),
-            )
-            .env("GOOGLE_CLOUD_PROJECT", "cli-project")
-            .output()
-            .await
-            .expect("bigq runs");
+            ),
+            ("GOOGLE_CLOUD_PROJECT", "cli-project".to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v));
+        let out = bigq(args, &envs).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("panicked"), "bigq panicked: {stderr}");
         out
@@ -78,12 +99,17 @@ impl Env {
         ])
         .await;
         let path = self.file("orders.ndjson", ORDERS);
-        let out = self
-            .run(&["write", "shop.orders", "--from", path.to_str().unwrap()])
-            .await;
+        let out = self.write_orders(&path, &[]).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         assert!(stderr.contains("5 rows written to shop.orders"), "{stderr}");
+    }
+
+    /// Runs `bigq write shop.orders --from path extra..`.
+    async fn write_orders(&self, path: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["write", "shop.orders", "--from", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.run(&args).await
     }
 }
 
@@ -324,15 +350,7 @@ async fn bad_rows_are_reported_with_line_and_column() {
     );
 
     // PENDING: nothing is committed.
-    let out = env
-        .run(&[
-            "write",
-            "shop.orders",
-            "--from",
-            bad.to_str().unwrap(),
-            "--pending",
-        ])
-        .await;
+    let out = env.write_orders(&bad, &["--pending"]).await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -348,9 +366,7 @@ async fn bad_rows_are_reported_with_line_and_column() {
     assert_eq!(env.ok(&["query", count, "--format", "csv"]).await, "n\n0\n");
 
     // COMMITTED: the rows that fit go in, the one that does not is reported.
-    let out = env
-        .run(&["write", "shop.orders", "--from", bad.to_str().unwrap()])
-        .await;
+    let out = env.write_orders(&bad, &[]).await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("line 3, column `qty`"), "{stderr}");
@@ -367,9 +383,7 @@ async fn csv_files_write_too() {
         "more.csv",
         "id,item,qty,price\n20,\"melon, large\",1,3.5\n21,lime,,0.1\n22,date,x,1\n",
     );
-    let out = env
-        .run(&["write", "shop.orders", "--from", csv.to_str().unwrap()])
-        .await;
+    let out = env.write_orders(&csv, &[]).await;
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 4, column `qty`"), "{stderr}");
@@ -385,15 +399,7 @@ async fn csv_files_write_too() {
 
     // --pending with rows that all fit: committed together.
     let good = env.file("good.csv", "qty,id\n9,30\n8,31\n");
-    let out = env
-        .run(&[
-            "write",
-            "shop.orders",
-            "--from",
-            good.to_str().unwrap(),
-            "--pending",
-        ])
-        .await;
+    let out = env.write_orders(&good, &["--pending"]).await;
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("2 rows written to shop.orders"), "{stderr}");
@@ -457,13 +463,12 @@ async fn errors_exit_non_zero_with_the_message() {
     );
 
     // No project anywhere: a configuration error, not a panic.
-    let out = tokio::process::Command::new(BIN)
-        .args(["query", "SELECT 1"])
-        .env_clear()
-        .env("BIGQUERY_EMULATOR_HOST", env.emu.local_addr().to_string())
-        .output()
-        .await
-        .unwrap();
+    let host = env.emu.local_addr().to_string();
+    let out = bigq(
+        ["query", "SELECT 1"],
+        &[("BIGQUERY_EMULATOR_HOST".to_string(), host)],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -521,32 +526,16 @@ async fn emulator_subcommand_serves_until_killed() {
     );
     assert_eq!(env[2].1, "child-project");
 
-    let run = |args: &'static [&'static str]| {
-        let env = env.clone();
-        async move {
-            tokio::process::Command::new(BIN)
-                .args(args)
-                .env_clear()
-                .envs(env)
-                .output()
-                .await
-                .unwrap()
-        }
-    };
-    let out = run(&["query", "SELECT 1 AS x, 'a' AS y", "--format", "csv"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = bigq(
+        ["query", "SELECT 1 AS x, 'a' AS y", "--format", "csv"],
+        &env,
+    )
+    .await;
+    assert_ok(&out);
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "x,y\n1,a\n");
-    let out = run(&["mk-dataset", "d"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run(&["datasets"]).await;
+    let out = bigq(["mk-dataset", "d"], &env).await;
+    assert_ok(&out);
+    let out = bigq(["datasets"], &env).await;
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "d\n");
 
     child.kill().await.unwrap();
@@ -585,7 +574,7 @@ async fn global_flags_instead_of_the_environment() {
     let rest = env.emu.local_addr().to_string();
     let grpc = env.emu.grpc_addr().to_string();
     let run = |args: Vec<&str>| {
-        let mut all = vec![
+        let flags = [
             "--project",
             "flag-project",
             "--emulator",
@@ -593,23 +582,11 @@ async fn global_flags_instead_of_the_environment() {
             "--emulator-grpc",
             grpc.as_str(),
         ];
-        all.extend(args);
-        let all: Vec<String> = all.into_iter().map(String::from).collect();
-        async move {
-            tokio::process::Command::new(BIN)
-                .args(all)
-                .env_clear()
-                .output()
-                .await
-                .unwrap()
-        }
+        let all: Vec<String> = flags.into_iter().chain(args).map(String::from).collect();
+        async move { bigq(all, &[]).await }
     };
     let out = run(vec!["mk-dataset", "flagged"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "created dataset flag-project.flagged\n"
@@ -621,21 +598,13 @@ async fn global_flags_instead_of_the_environment() {
         "id:INT64,name:STRING",
     ])
     .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let out = run(vec![
         "query",
         "INSERT INTO flagged.t (id, name) VALUES (1, 'a'), (2, 'b')",
     ])
     .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     // Storage Read goes to the gRPC flag's address.
     let out = run(vec![
         "read",
@@ -646,11 +615,7 @@ async fn global_flags_instead_of_the_environment() {
         "1",
     ])
     .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let mut lines: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()

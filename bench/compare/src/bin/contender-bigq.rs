@@ -10,7 +10,10 @@
 
 use std::time::Instant;
 
-use bench_compare::{Measured, ScanRow, cpu_seconds, scenario_sql};
+use bench_compare::{
+    ContenderArgs, Measured, NotRun, ScanRow, cpu_seconds, harness_builder, needs_scan_table,
+    print_outcome, recreate_scan_copy, scenario_sql,
+};
 use bigq::{Client, Transport};
 use serde::Deserialize;
 
@@ -25,37 +28,22 @@ struct Row200k {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-bigq <scenario> [--job] [--grpc]");
-        std::process::exit(2);
-    };
-    let job = args.iter().any(|a| a == "--job");
-    let grpc = args.iter().any(|a| a == "--grpc");
-    let out = match run(&scenario, job, grpc).await {
-        Ok(m) => serde_json::to_string(&m).expect("json"),
-        Err(e) => serde_json::json!({ "error": e }).to_string(),
-    };
-    println!("{out}");
+    let args = ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc]");
+    let outcome = run(&args.scenario, args.flag("--job"), args.flag("--grpc")).await;
+    print_outcome(outcome.map_err(NotRun::Failed));
 }
 
 async fn client(grpc: bool) -> Result<Client, String> {
-    let project = std::env::var("BENCH_PROJECT").map_err(|_| "BENCH_PROJECT is not set")?;
     let transport = if grpc {
         Transport::Grpc
     } else {
         Transport::Rest
     };
-    let mut b = Client::builder()
-        .with_project(project)
-        .with_transport(transport);
-    if let Ok(rest) = std::env::var("BENCH_REST") {
-        b = b.with_emulator(rest);
-        if let Ok(grpc) = std::env::var("BENCH_GRPC") {
-            b = b.with_emulator_grpc(grpc);
-        }
-    }
-    b.build().await.map_err(|e| e.to_string())
+    harness_builder()?
+        .with_transport(transport)
+        .build()
+        .await
+        .map_err(|e| e.to_string())
 }
 
 fn dataset() -> Result<String, String> {
@@ -89,9 +77,11 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         if job { q.job_creation_required() } else { q }
     };
     let ds = dataset()?;
-    let reads_table =
-        scenario.starts_with("scan_") || scenario == "decode" || scenario.starts_with("write_");
-    if reads_table && std::env::var("BENCH_REST").is_ok() && std::env::var("BENCH_GRPC").is_err() {
+    // The scan-table scenarios go through Storage Read or Write, which are gRPC.
+    if needs_scan_table(scenario)
+        && std::env::var("BENCH_REST").is_ok()
+        && std::env::var("BENCH_GRPC").is_err()
+    {
         return Err("the server has no Storage API endpoint (BENCH_GRPC)".into());
     }
     let (t, c) = (Instant::now(), cpu_seconds());
@@ -176,14 +166,7 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         "write_1m_objects" => {
             // The rows are made before the clock starts; the time covers encoding them
             // into protobuf and writing them into the _default stream.
-            let target = format!("{ds}.write_target");
-            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
-            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
-            let _ = client.delete_table(&target).await;
-            client
-                .create_table(bigq::admin::Table::new(&target, schema))
-                .await
-                .map_err(e)?;
+            let target = recreate_scan_copy(&client, &ds, "write_target").await?;
             let rows: Vec<ScanRow> = (1..=bench_compare::scan_rows() as i64)
                 .map(ScanRow::generate)
                 .collect();
@@ -208,14 +191,7 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         "write_1m_arrow" => {
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends into the _default stream.
-            let target = format!("{ds}.write_target_arrow");
-            let table = client.get_table(&format!("{ds}.scan")).await.map_err(e)?;
-            let schema = table.schema.clone().ok_or("the scan table has no schema")?;
-            let _ = client.delete_table(&target).await;
-            client
-                .create_table(bigq::admin::Table::new(&target, schema))
-                .await
-                .map_err(e)?;
+            let target = recreate_scan_copy(&client, &ds, "write_target_arrow").await?;
             let batches = bench_compare::scan_batches(bench_compare::scan_rows(), 25_000);
             let (t, c) = (Instant::now(), cpu_seconds());
             let mut writer = client

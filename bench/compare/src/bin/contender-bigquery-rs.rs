@@ -14,10 +14,9 @@
 use std::time::Instant;
 
 use bench_compare::{
-    ARROW_WRITE_BATCH_ROWS, Measured, NotRun, SCAN_COLUMNS, cpu_seconds, fresh_write_table,
-    print_outcome, scan_batches, scan_rows, scenario_sql, unserved_service,
+    ARROW_WRITE_BATCH_ROWS, ContenderArgs, Measured, NotRun, SCAN_COLUMNS, cpu_seconds,
+    fresh_write_table, print_outcome, scan_batches, scan_rows, scenario_sql, unserved_service,
 };
-use bigquery::arrow_array::RecordBatch;
 use bigquery::errors::BigQueryError;
 use bigquery::gcloud_sdk::google_cloud_auth::credentials::anonymous;
 use bigquery::{
@@ -25,6 +24,7 @@ use bigquery::{
     BigQueryTimestamp,
 };
 use futures::TryStreamExt;
+use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Deserialize)]
@@ -128,13 +128,8 @@ impl ScanRow {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-bigquery-rs <scenario> [--job]");
-        std::process::exit(2);
-    };
-    let job = args.iter().any(|a| a == "--job");
-    print_outcome(run(&scenario, job).await);
+    let args = ContenderArgs::parse("contender-bigquery-rs <scenario> [--job]");
+    print_outcome(run(&args.scenario, args.flag("--job")).await);
 }
 
 /// A `BigQueryError` as a run outcome: a service the server does not serve is "unsupported".
@@ -146,6 +141,19 @@ fn outcome(e: BigQueryError) -> NotRun {
         )),
         None => NotRun::Failed(text),
     }
+}
+
+/// Awaits one of the crate's streams (`record_batches()`, `stream_query_with_errors()`) and
+/// collects it.
+async fn collect<'a, T: 'a>(
+    stream: impl Future<Output = Result<BoxStream<'a, Result<T, BigQueryError>>, BigQueryError>>,
+) -> Result<Vec<T>, NotRun> {
+    stream
+        .await
+        .map_err(outcome)?
+        .try_collect()
+        .await
+        .map_err(outcome)
 }
 
 async fn db() -> Result<BigQueryDb, NotRun> {
@@ -218,13 +226,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         "query_200k_rows" => typed_query!(Row200k),
         "query_200k_arrow" => {
             let (t, c) = (Instant::now(), cpu_seconds());
-            let batches: Vec<RecordBatch> = query(scenario_sql(scenario, &ds))
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(query(scenario_sql(scenario, &ds)).record_batches()).await?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
             Ok(Measured::new(
                 rows,
@@ -239,18 +241,15 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             // The columns are named with `.fields()`: without it the crate first asks the v2
             // TableService (GetTable) for the table's columns to project `ScanRow`'s fields,
             // and bigq-emulator does not serve that service. Same columns, same read.
-            let rows: Vec<ScanRow> = db
-                .fluent()
-                .select()
-                .fields(SCAN_COLUMNS)
-                .from(scan)
-                .obj::<ScanRow>()
-                .stream_query_with_errors()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let rows = collect(
+                db.fluent()
+                    .select()
+                    .fields(SCAN_COLUMNS)
+                    .from(scan)
+                    .obj::<ScanRow>()
+                    .stream_query_with_errors(),
+            )
+            .await?;
             Ok(Measured::new(
                 rows.len(),
                 t,
@@ -262,16 +261,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         "scan_arrow" => {
             let scan = table(&ds, "scan")?;
             let (t, c) = (Instant::now(), cpu_seconds());
-            let batches: Vec<RecordBatch> = db
-                .fluent()
-                .select()
-                .from(scan)
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(db.fluent().select().from(scan).record_batches()).await?;
             let rows = batches.iter().map(|b| b.num_rows()).sum();
             Ok(Measured::new(
                 rows,
@@ -282,16 +272,13 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
         }
         "decode" => {
             // Read the table first (not timed), then decode on one thread.
-            let batches: Vec<RecordBatch> = db
-                .fluent()
-                .select()
-                .from(table(&ds, "scan")?)
-                .record_batches()
-                .await
-                .map_err(outcome)?
-                .try_collect()
-                .await
-                .map_err(outcome)?;
+            let batches = collect(
+                db.fluent()
+                    .select()
+                    .from(table(&ds, "scan")?)
+                    .record_batches(),
+            )
+            .await?;
             let (t, c) = (Instant::now(), cpu_seconds());
             let mut rows: Vec<ScanRow> = Vec::with_capacity(scan_rows());
             for b in &batches {
@@ -307,8 +294,8 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             ))
         }
         "write_1m_objects" => {
-            let target = fresh_write_table(&ds, "write_target_bigquery_rs").await?;
-            let target = table(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_bigquery_rs").await?;
+            let target = table(&ds, "write_target_bigquery_rs")?;
             // The rows are made before the clock starts; the time covers encoding them into
             // protobuf and writing them into the default stream.
             let rows: Vec<ScanRow> = (1..=scan_rows() as i64).map(ScanRow::generate).collect();
@@ -333,8 +320,8 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             Ok(Measured::new(summary.rows_written as usize, t, c, &path))
         }
         "write_1m_arrow" => {
-            let target = fresh_write_table(&ds, "write_target_bigquery_rs_arrow").await?;
-            let target = table(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_bigquery_rs_arrow").await?;
+            let target = table(&ds, "write_target_bigquery_rs_arrow")?;
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends.
             let batches = scan_batches(scan_rows(), ARROW_WRITE_BATCH_ROWS);

@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use bench_compare::{
-    ARROW_WRITE_BATCH_ROWS, Measured, NotRun, cpu_seconds, fresh_write_table, print_outcome,
-    scan_arrow_schema, scan_batches, scan_rows, scenario_sql,
+    ARROW_WRITE_BATCH_ROWS, ContenderArgs, Measured, NotRun, cpu_seconds, fresh_write_table,
+    print_outcome, scan_arrow_schema, scan_batches, scan_rows, scenario_sql,
 };
 use futures::{StreamExt, TryStreamExt};
 use google_cloud_bigquery::client::{BigQuery, Read, Write};
@@ -283,12 +283,8 @@ impl Ipc {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(scenario) = args.first().cloned() else {
-        eprintln!("usage: contender-gcbq <scenario>");
-        std::process::exit(2);
-    };
-    print_outcome(run(&scenario).await);
+    let args = ContenderArgs::parse("contender-gcbq <scenario>");
+    print_outcome(run(&args.scenario).await);
 }
 
 fn env(name: &str) -> Result<String, NotRun> {
@@ -498,8 +494,8 @@ async fn run(scenario: &str) -> Result<Measured, NotRun> {
             Ok(Measured::new(rows, t, c, &path))
         }
         "write_1m_objects" => {
-            let target = fresh_write_table(&ds, "write_target_gcbq").await?;
-            let table = table_path(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_gcbq").await?;
+            let table = table_path(&ds, "write_target_gcbq")?;
             let write = write_client().await?;
             // The rows are made before the clock starts; the time covers turning them into
             // Arrow, the IPC encoding and the appends.
@@ -520,8 +516,8 @@ async fn run(scenario: &str) -> Result<Measured, NotRun> {
             Ok(Measured::new(rows.len(), t, c, &path))
         }
         "write_1m_arrow" => {
-            let target = fresh_write_table(&ds, "write_target_gcbq_arrow").await?;
-            let table = table_path(&ds, target.rsplit('.').next().unwrap_or_default())?;
+            fresh_write_table(&ds, "write_target_gcbq_arrow").await?;
+            let table = table_path(&ds, "write_target_gcbq_arrow")?;
             let write = write_client().await?;
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends.

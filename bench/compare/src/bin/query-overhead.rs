@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
-use bench_compare::scenario_sql;
+use bench_compare::{expected_rows, scenario_sql};
 use bigq::{Client, Transport};
 use clap::Parser;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
@@ -91,7 +91,8 @@ async fn run(args: Args) -> Result<(), String> {
     println!("|---|---|---|---|---|");
     for scenario in &args.only {
         let sql = scenario_sql(scenario, "");
-        let expected = if scenario == "query_const" { 1 } else { 1000 };
+        let expected =
+            expected_rows(scenario).ok_or_else(|| format!("unknown scenario {scenario:?}"))?;
         let mut times: [Vec<Duration>; 4] = Default::default();
         for i in 0..args.iterations + 10 {
             // Interleaved, so that load changes hit every path alike.
