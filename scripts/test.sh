@@ -21,8 +21,9 @@ cargo test --workspace --all-targets --all-features "$@"
 cargo test --workspace --doc --all-features
 
 # The main job of the README runs against bigq-emulator and must print its rows. `cargo test`
-# builds examples without copying them to target/debug/examples, so build the two binaries
-# (same features, so the test build's dependencies are reused).
+# builds examples without copying them to target/debug/examples, so build the quickstart, the
+# emulator and the harness with its contenders (same features, so the test build's
+# dependencies are reused).
 cargo build --workspace --all-features --example quickstart --bin bigq-emulator \
   --bin bench-compare --bin contender-bigq --bin contender-bigquery-rs --bin contender-gcbq
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
@@ -32,9 +33,9 @@ echo "$out"
 grep -q "^3 rows;" <<<"$out" || { echo "quickstart did not print its 3 rows" >&2; exit 1; }
 
 # bench-compare is not a test (timings here are noise), but one scenario runs once with one
-# run per client (bigq, bigq-job, Python, the bigquery crate, google-cloud-bigquery) so the
-# harness cannot rot. A run a contender reports as unsupported (the bigquery crate's queries
-# need the v2 gRPC JobService) does not fail it; a failed run does.
+# run per client (bigq, bigq-grpc, bigq-job, Python, the bigquery crate, google-cloud-bigquery)
+# so the harness cannot rot. A run a contender reports as unsupported does not fail it; a
+# failed run does.
 "$target_dir/debug/bench-compare" --smoke --only query_const --python "$BIGQ_PYTHON" \
   --label ci-smoke --out "$target_dir/bench-smoke" >/dev/null
 echo "bench-compare smoke run: ok"
