@@ -236,8 +236,8 @@ fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
             columns.push(column.clone());
             continue;
         }
-        // Each cell as arrow-json's writer encodes it, then through serde_json's `Value` as
-        // before (struct members in name order, numbers as serde_json prints them).
+        // Each cell as arrow-json's writer encodes it: struct members in the column's order,
+        // NUMERIC with every digit, as the JSON formats print them.
         let mut encoder = arrow_json::writer::make_encoder(field, column, &options)?;
         let mut text = arrow_array::builder::StringBuilder::new();
         for i in 0..column.len() {
@@ -247,9 +247,8 @@ fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
             }
             cell.clear();
             encoder.encode(i, &mut cell);
-            let value: serde_json::Value =
-                serde_json::from_slice(&cell).map_err(|e| Failure::new(e.to_string()))?;
-            text.append_value(value.to_string());
+            let json = std::str::from_utf8(&cell).map_err(|e| Failure::new(e.to_string()))?;
+            text.append_value(json);
         }
         fields.push(Arc::new(arrow_schema::Field::new(
             field.name(),

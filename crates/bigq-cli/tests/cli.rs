@@ -266,6 +266,17 @@ async fn typed_values_print_as_text() {
         .await,
         "id,a,s\n1,\"[1,2]\",\"{\"\"x\"\":3,\"\"y\"\":\"\"y\"\"}\"\n"
     );
+    // Struct members keep the column's order, as in the JSON formats.
+    assert_eq!(
+        env.ok(&[
+            "query",
+            "SELECT STRUCT(3 AS y, 'a' AS x) AS s",
+            "--format",
+            "csv"
+        ])
+        .await,
+        "s\n\"{\"\"y\"\":3,\"\"x\"\":\"\"a\"\"}\"\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
