@@ -5,6 +5,7 @@
 
 use arrow_ipc::CompressionType;
 use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::record_batch::RecordBatch;
 use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::CompressionCodec;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
@@ -146,14 +147,13 @@ pub fn arrow_page(
     let serialized_record_batch = if n == 0 {
         Vec::new()
     } else {
-        let conformed = out
-            .batches
-            .iter()
-            .map(|b| conform_batch(b, &schema))
+        // Only the page's rows are conformed and joined, not the whole result.
+        let conformed = rows_of(&out.batches, start, n)
+            .map(|b| conform_batch(&b, &schema))
             .collect::<Result<Vec<_>, _>>()?;
-        let all = concat_batches(&schema, &conformed)
+        let page = concat_batches(&schema, &conformed)
             .map_err(|e| BqError::internal(format!("bigq-emulator cannot join batches: {e}")))?;
-        encoder.batch(&all.slice(start, n))?
+        encoder.batch(&page)?
     };
     let end = start + n;
     Ok(ArrowPage {
@@ -165,6 +165,22 @@ pub fn arrow_page(
         },
         rows: n,
         next: (end < total).then(|| end.to_string()),
+    })
+}
+
+/// Rows `start..start + n` of `batches`, as zero-copy slices of the batches they fall in.
+fn rows_of(
+    batches: &[RecordBatch],
+    start: usize,
+    n: usize,
+) -> impl Iterator<Item = RecordBatch> + '_ {
+    let end = start + n;
+    let mut first = 0;
+    batches.iter().filter_map(move |b| {
+        let (from, to) = (first, first + b.num_rows());
+        first = to;
+        let (lo, hi) = (from.max(start), to.min(end));
+        (lo < hi).then(|| b.slice(lo - from, hi - lo))
     })
 }
 
@@ -273,6 +289,37 @@ mod tests {
         assert_eq!(a.rows, 0);
         assert!(a.batch.serialized_record_batch.is_empty());
         assert!(!a.schema.serialized_schema.is_empty());
+    }
+
+    #[test]
+    fn rows_of_spans_batch_boundaries() {
+        use datafusion::arrow::array::Int64Array;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let schema =
+            std::sync::Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let batch = |v: Vec<i64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![std::sync::Arc::new(Int64Array::from(v))],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![0, 1, 2]),
+            batch(vec![]),
+            batch(vec![3, 4]),
+            batch(vec![5, 6, 7]),
+        ];
+        let values = |start, n| -> Vec<i64> {
+            rows_of(&batches, start, n)
+                .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+                .collect()
+        };
+        assert_eq!(values(0, 8), (0..8).collect::<Vec<_>>());
+        assert_eq!(values(2, 4), [2, 3, 4, 5]);
+        assert_eq!(values(3, 2), [3, 4]);
+        assert_eq!(values(7, 5), [7]);
+        assert!(values(8, 1).is_empty());
     }
 
     #[test]
