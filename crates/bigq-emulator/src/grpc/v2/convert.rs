@@ -120,7 +120,7 @@ pub fn table_ref_proto(v: &Value) -> TableReference {
 }
 
 /// A proto dataset reference as the JSON one.
-pub fn dataset_ref_json(d: &DatasetReference) -> Value {
+fn dataset_ref_json(d: &DatasetReference) -> Value {
     let mut v = json!({"datasetId": d.dataset_id});
     if !d.project_id.is_empty() {
         v["projectId"] = d.project_id.clone().into();
@@ -137,7 +137,7 @@ fn dataset_ref_proto(v: &Value) -> DatasetReference {
 }
 
 /// Query parameters as their JSON form (`queryParameters`).
-pub fn params_json(params: &[QueryParameter]) -> Result<Value, BqError> {
+fn params_json(params: &[QueryParameter]) -> Result<Value, BqError> {
     params
         .iter()
         .map(|p| {
