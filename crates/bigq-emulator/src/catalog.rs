@@ -38,6 +38,21 @@ pub struct TableRef {
     pub table: String,
 }
 
+impl TableRef {
+    /// The table `table` of dataset `dataset` in project `project`.
+    pub fn new(
+        project: impl Into<String>,
+        dataset: impl Into<String>,
+        table: impl Into<String>,
+    ) -> TableRef {
+        TableRef {
+            project: project.into(),
+            dataset: dataset.into(),
+            table: table.into(),
+        }
+    }
+}
+
 impl fmt::Display for TableRef {
     /// BigQuery's `project:dataset.table` form used in error messages.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

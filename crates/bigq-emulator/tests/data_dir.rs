@@ -15,6 +15,10 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 use serde_json::{Value, json};
 use tonic::transport::Channel;
 
+mod common;
+
+use common::Rest;
+
 struct Dir(PathBuf);
 
 impl Drop for Dir {
@@ -37,20 +41,7 @@ async fn start(dir: &Path) -> Emulator {
 }
 
 async fn query(emu: &Emulator, sql: &str) -> Value {
-    let v: Value = reqwest::Client::new()
-        .post(format!(
-            "{}/bigquery/v2/projects/p/queries",
-            emu.rest_endpoint()
-        ))
-        .json(&json!({"query": sql, "useLegacySql": false}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(v.get("error").is_none(), "{sql}: {v}");
-    v
+    Rest::new(emu).query(sql).await
 }
 
 /// The rows of a query as strings (NULL as "NULL").
@@ -121,16 +112,12 @@ async fn append(rpc: &mut BigQueryWriteClient<Channel>, stream: &str, ids: &[i64
 async fn tables_and_rows_survive_a_restart() {
     let dir = temp_dir();
     let emu = start(&dir.0).await;
-    let resp = reqwest::Client::new()
-        .post(format!(
-            "{}/bigquery/v2/projects/p/datasets",
-            emu.rest_endpoint()
-        ))
-        .json(&json!({"datasetReference": {"datasetId": "ds"}, "description": "kept"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success());
+    Rest::new(&emu)
+        .post_ok(
+            "/datasets",
+            json!({"datasetReference": {"datasetId": "ds"}, "description": "kept"}),
+        )
+        .await;
     query(
         &emu,
         "CREATE TABLE ds.t (id INT64 NOT NULL, name STRING, amount NUMERIC)",
@@ -144,12 +131,7 @@ async fn tables_and_rows_survive_a_restart() {
     )
     .await;
     // Storage Write: the _default stream, and a PENDING stream committed.
-    let channel = Channel::from_shared(emu.grpc_endpoint())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut rpc = BigQueryWriteClient::new(channel);
+    let mut rpc = BigQueryWriteClient::new(common::channel(&emu).await);
     let table = "projects/p/datasets/ds/tables/t";
     append(&mut rpc, &format!("{table}/streams/_default"), &[10, 11]).await;
     let pending = rpc
@@ -203,29 +185,9 @@ async fn tables_and_rows_survive_a_restart() {
     let emu = start(&dir.0).await;
     assert_eq!(rows(&emu, sql).await, before);
     assert_eq!(rows(&emu, "SELECT x FROM ds.gone").await, [["1"]]);
-    let ds: Value = reqwest::Client::new()
-        .get(format!(
-            "{}/bigquery/v2/projects/p/datasets/ds",
-            emu.rest_endpoint()
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ds = Rest::new(&emu).get("/datasets/ds").await;
     assert_eq!(ds["description"], "kept", "{ds}");
-    let t: Value = reqwest::Client::new()
-        .get(format!(
-            "{}/bigquery/v2/projects/p/datasets/ds/tables/t",
-            emu.rest_endpoint()
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let t = Rest::new(&emu).get("/datasets/ds/tables/t").await;
     assert_eq!(t["schema"]["fields"][0]["mode"], "REQUIRED", "{t}");
     assert_eq!(t["numRows"], "8", "{t}");
 
@@ -240,18 +202,12 @@ async fn tables_and_rows_survive_a_restart() {
     let emu = start(&dir.0).await;
     let v = query(&emu, "SELECT COUNT(*) FROM ds.t").await;
     assert_eq!(v["rows"][0]["f"][0]["v"], "9");
-    let err: Value = reqwest::Client::new()
-        .post(format!(
-            "{}/bigquery/v2/projects/p/queries",
-            emu.rest_endpoint()
-        ))
-        .json(&json!({"query": "SELECT x FROM ds.gone", "useLegacySql": false}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let err = Rest::new(&emu)
+        .post(
+            "/queries",
+            json!({"query": "SELECT x FROM ds.gone", "useLegacySql": false}),
+        )
+        .await;
     assert!(
         err["error"]["message"]
             .as_str()
@@ -263,28 +219,11 @@ async fn tables_and_rows_survive_a_restart() {
 
 #[tokio::test]
 async fn without_a_data_dir_nothing_is_kept() {
-    let emu = Emulator::builder().with_project("p").start().await.unwrap();
-    let resp = reqwest::Client::new()
-        .post(format!(
-            "{}/bigquery/v2/projects/p/datasets",
-            emu.rest_endpoint()
-        ))
-        .json(&json!({"datasetReference": {"datasetId": "ds"}}))
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success());
+    let emu = common::emulator().await;
+    Rest::new(&emu).dataset("ds").await;
     emu.shutdown().await;
-    let emu = Emulator::builder().with_project("p").start().await.unwrap();
-    let resp = reqwest::Client::new()
-        .get(format!(
-            "{}/bigquery/v2/projects/p/datasets/ds",
-            emu.rest_endpoint()
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 404);
+    let emu = common::emulator().await;
+    assert_eq!(Rest::new(&emu).get_status("/datasets/ds").await, 404);
     emu.shutdown().await;
 }
 

@@ -15,76 +15,49 @@ use gcloud_sdk::google::cloud::bigquery::v2::query_request::{
 };
 use gcloud_sdk::google::cloud::bigquery::v2::table_service_client::TableServiceClient;
 use gcloud_sdk::google::cloud::bigquery::v2::{
-    ArrowSerializationOptions, CancelJobRequest, Dataset, DatasetReference, DeleteDatasetRequest,
-    DeleteJobRequest, DeleteTableRequest, GetDatasetRequest, GetJobRequest, GetQueryResultsRequest,
-    GetTableRequest, InsertDatasetRequest, InsertJobRequest, InsertTableRequest, Job,
-    JobConfiguration, JobConfigurationQuery, JobReference, ListDatasetsRequest, ListJobsRequest,
-    ListTablesRequest, PostQueryRequest, QueryParameter, QueryParameterType, QueryParameterValue,
-    QueryRequest, QueryResponse, Table, TableFieldSchema, TableReference, TableSchema,
-    UpdateOrPatchDatasetRequest, UpdateOrPatchTableRequest, query_response,
+    ArrowSerializationOptions, CancelJobRequest, Dataset, DatasetList, DatasetReference,
+    DeleteDatasetRequest, DeleteJobRequest, DeleteTableRequest, GetDatasetRequest, GetJobRequest,
+    GetQueryResultsRequest, GetTableRequest, InsertDatasetRequest, InsertJobRequest,
+    InsertTableRequest, Job, JobConfiguration, JobConfigurationQuery, JobList, JobReference,
+    ListDatasetsRequest, ListJobsRequest, ListTablesRequest, PostQueryRequest, QueryParameter,
+    QueryParameterType, QueryParameterValue, QueryRequest, QueryResponse, Table, TableFieldSchema,
+    TableReference, TableSchema, UpdateOrPatchDatasetRequest, UpdateOrPatchTableRequest,
+    query_response,
 };
 use serde_json::{Value, json};
 use tonic::Code;
 use tonic::transport::Channel;
 
+mod common;
+
+use common::Rest;
+
 struct Ctx {
-    emu: Emulator,
+    _emu: Emulator,
     jobs: JobServiceClient<Channel>,
     datasets: DatasetServiceClient<Channel>,
     tables: TableServiceClient<Channel>,
-    http: reqwest::Client,
+    rest: Rest,
 }
 
 impl Ctx {
     async fn new() -> Ctx {
-        let emu = Emulator::builder()
-            .with_project("p")
-            .start()
-            .await
-            .expect("start");
-        let channel = Channel::from_shared(emu.grpc_endpoint())
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect");
+        let emu = common::emulator().await;
+        let channel = common::channel(&emu).await;
         Ctx {
-            emu,
             jobs: JobServiceClient::new(channel.clone()),
             datasets: DatasetServiceClient::new(channel.clone()),
             tables: TableServiceClient::new(channel),
-            http: reqwest::Client::new(),
+            rest: Rest::new(&emu),
+            _emu: emu,
         }
-    }
-
-    async fn rest_post(&self, path: &str, body: Value) -> Value {
-        let url = format!("{}/bigquery/v2/projects/p{path}", self.emu.rest_endpoint());
-        self.http
-            .post(url)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    async fn rest_get(&self, path: &str) -> Value {
-        let url = format!("{}/bigquery/v2/projects/p{path}", self.emu.rest_endpoint());
-        self.http
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
     }
 
     /// Every row of `sql` through REST, `page` rows at a time, as `f`/`v` JSON.
     async fn rest_rows(&self, sql: &str, page: usize) -> Vec<Value> {
         let v = self
-            .rest_post(
+            .rest
+            .post(
                 "/queries",
                 json!({"query": sql, "useLegacySql": false, "maxResults": page}),
             )
@@ -94,7 +67,8 @@ impl Ctx {
         let mut token = v["pageToken"].as_str().map(str::to_string);
         while let Some(t) = token {
             let p = self
-                .rest_get(&format!("/queries/{job}?pageToken={t}&maxResults={page}"))
+                .rest
+                .get(&format!("/queries/{job}?pageToken={t}&maxResults={page}"))
                 .await;
             rows.extend(p["rows"].as_array().cloned().unwrap_or_default());
             token = p["pageToken"].as_str().map(str::to_string);
@@ -123,6 +97,10 @@ impl Ctx {
     }
 
     async fn dataset(&mut self, id: &str) -> Dataset {
+        self.insert_dataset(id).await.unwrap()
+    }
+
+    async fn insert_dataset(&mut self, id: &str) -> Result<Dataset, tonic::Status> {
         self.datasets
             .insert_dataset(InsertDatasetRequest {
                 project_id: "p".into(),
@@ -136,9 +114,180 @@ impl Ctx {
                 ..Default::default()
             })
             .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn get_dataset(&mut self, id: &str) -> Result<Dataset, tonic::Status> {
+        self.datasets
+            .get_dataset(GetDatasetRequest {
+                project_id: "p".into(),
+                dataset_id: id.into(),
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// UpdateDataset, or PatchDataset when `patch`.
+    async fn change_dataset(&mut self, id: &str, patch: bool, dataset: Dataset) -> Dataset {
+        let req = UpdateOrPatchDatasetRequest {
+            project_id: "p".into(),
+            dataset_id: id.into(),
+            dataset: Some(dataset),
+            ..Default::default()
+        };
+        let r = if patch {
+            self.datasets.patch_dataset(req).await
+        } else {
+            self.datasets.update_dataset(req).await
+        };
+        r.unwrap().into_inner()
+    }
+
+    async fn list_datasets(&mut self, max_results: Option<u32>, page_token: String) -> DatasetList {
+        self.datasets
+            .list_datasets(ListDatasetsRequest {
+                project_id: "p".into(),
+                max_results,
+                page_token,
+                ..Default::default()
+            })
+            .await
             .unwrap()
             .into_inner()
     }
+
+    async fn delete_dataset(
+        &mut self,
+        id: &str,
+        delete_contents: bool,
+    ) -> Result<(), tonic::Status> {
+        self.datasets
+            .delete_dataset(DeleteDatasetRequest {
+                project_id: "p".into(),
+                dataset_id: id.into(),
+                delete_contents,
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// InsertTable of `table` into the dataset its reference names.
+    async fn insert_table(&mut self, table: Table) -> Table {
+        let dataset_id = table.table_reference.as_ref().unwrap().dataset_id.clone();
+        self.tables
+            .insert_table(InsertTableRequest {
+                project_id: "p".into(),
+                dataset_id,
+                table: Some(table),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    }
+
+    async fn get_table(&mut self, ds: &str, id: &str, view: i32) -> Result<Table, tonic::Status> {
+        self.tables
+            .get_table(GetTableRequest {
+                project_id: "p".into(),
+                dataset_id: ds.into(),
+                table_id: id.into(),
+                view,
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn patch_table(
+        &mut self,
+        ds: &str,
+        id: &str,
+        table: Table,
+    ) -> Result<Table, tonic::Status> {
+        self.tables
+            .patch_table(UpdateOrPatchTableRequest {
+                project_id: "p".into(),
+                dataset_id: ds.into(),
+                table_id: id.into(),
+                table: Some(table),
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn insert_job(&mut self, job: Job) -> Result<Job, tonic::Status> {
+        self.jobs
+            .insert_job(InsertJobRequest {
+                project_id: "p".into(),
+                job: Some(job),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn get_job(&mut self, id: &str) -> Result<Job, tonic::Status> {
+        self.jobs
+            .get_job(GetJobRequest {
+                project_id: "p".into(),
+                job_id: id.into(),
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// ListJobs of project `p` with the rest of `req`.
+    async fn list_jobs(&mut self, req: ListJobsRequest) -> JobList {
+        self.jobs
+            .list_jobs(ListJobsRequest {
+                project_id: "p".into(),
+                ..req
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    }
+}
+
+/// A query job running `query`, named `job_id` (or by the server when `None`).
+fn query_job(job_id: Option<&str>, query: JobConfigurationQuery) -> Job {
+    Job {
+        job_reference: job_id.map(|id| JobReference {
+            project_id: "p".into(),
+            job_id: id.into(),
+            location: None,
+        }),
+        configuration: Some(JobConfiguration {
+            query: Some(query),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The configuration of a query job running `sql`, everything else left default.
+fn sql_config(sql: &str) -> JobConfigurationQuery {
+    JobConfigurationQuery {
+        query: sql.into(),
+        ..Default::default()
+    }
+}
+
+fn table_ref(ds: &str, id: &str) -> Option<TableReference> {
+    Some(TableReference {
+        project_id: "p".into(),
+        dataset_id: ds.into(),
+        table_id: id.into(),
+    })
+}
+
+fn schema(fields: Vec<TableFieldSchema>) -> Option<TableSchema> {
+    Some(TableSchema {
+        fields,
+        ..Default::default()
+    })
 }
 
 /// A protobuf Struct row as the JSON REST sends.
@@ -327,7 +476,8 @@ async fn invalid_query_is_invalid_argument_with_bigquery_message() {
     let mut c = Ctx::new().await;
     let sql = "SELECT nope FROM UNNEST([1]) AS x";
     let rest = c
-        .rest_post("/queries", json!({"query": sql, "useLegacySql": false}))
+        .rest
+        .post("/queries", json!({"query": sql, "useLegacySql": false}))
         .await;
     let want = rest["error"]["message"].as_str().unwrap().to_string();
     assert_eq!(rest["error"]["errors"][0]["reason"], "invalidQuery");
@@ -346,15 +496,7 @@ async fn invalid_query_is_invalid_argument_with_bigquery_message() {
     assert_eq!(e.code(), Code::InvalidArgument);
     assert_eq!(e.message(), "Required parameter is missing: query");
 
-    let e = c
-        .jobs
-        .get_job(GetJobRequest {
-            project_id: "p".into(),
-            job_id: "no_such_job".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.get_job("no_such_job").await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
     assert_eq!(e.message(), "Not found: Job p:no_such_job");
 }
@@ -503,47 +645,19 @@ async fn jobs_insert_get_list_cancel_delete() {
     let mut c = Ctx::new().await;
     c.dataset("ds").await;
     let job = c
-        .jobs
-        .insert_job(InsertJobRequest {
-            project_id: "p".into(),
-            job: Some(Job {
-                job_reference: Some(JobReference {
-                    project_id: "p".into(),
-                    job_id: "my_job".into(),
-                    location: None,
-                }),
-                configuration: Some(JobConfiguration {
-                    query: Some(JobConfigurationQuery {
-                        query: "SELECT n, n * n AS sq FROM UNNEST(GENERATE_ARRAY(1, 4)) AS n"
-                            .into(),
-                        destination_table: Some(TableReference {
-                            project_id: "p".into(),
-                            dataset_id: "ds".into(),
-                            table_id: "squares".into(),
-                        }),
-                        use_legacy_sql: Some(false),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-        })
+        .insert_job(query_job(
+            Some("my_job"),
+            JobConfigurationQuery {
+                destination_table: table_ref("ds", "squares"),
+                use_legacy_sql: Some(false),
+                ..sql_config("SELECT n, n * n AS sq FROM UNNEST(GENERATE_ARRAY(1, 4)) AS n")
+            },
+        ))
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert_eq!(job.job_reference.as_ref().unwrap().job_id, "my_job");
     assert_eq!(job.status.as_ref().unwrap().state, "DONE");
-    let got = c
-        .jobs
-        .get_job(GetJobRequest {
-            project_id: "p".into(),
-            job_id: "my_job".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let got = c.get_job("my_job").await.unwrap();
     let q = got.configuration.as_ref().unwrap().query.as_ref().unwrap();
     assert_eq!(q.destination_table.as_ref().unwrap().table_id, "squares");
     assert_eq!(got.configuration.as_ref().unwrap().job_type, "QUERY");
@@ -551,62 +665,22 @@ async fn jobs_insert_get_list_cancel_delete() {
     assert_eq!(stats.statement_type, "SELECT");
     assert_eq!(stats.schema.as_ref().unwrap().fields.len(), 2);
     // The destination table holds the rows.
-    let t = c
-        .tables
-        .get_table(GetTableRequest {
-            project_id: "p".into(),
-            dataset_id: "ds".into(),
-            table_id: "squares".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let t = c.get_table("ds", "squares", 0).await.unwrap();
     assert_eq!(t.num_rows, Some(4));
 
     // A job whose query fails is created and failed.
     let bad = c
-        .jobs
-        .insert_job(InsertJobRequest {
-            project_id: "p".into(),
-            job: Some(Job {
-                configuration: Some(JobConfiguration {
-                    query: Some(JobConfigurationQuery {
-                        query: "SELECT * FROM ds.missing".into(),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-        })
+        .insert_job(query_job(None, sql_config("SELECT * FROM ds.missing")))
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     let err = bad.status.unwrap().error_result.unwrap();
     assert_eq!(err.reason, "notFound");
     assert!(err.message.contains("ds.missing"), "{}", err.message);
 
     // Dry run: no job.
-    let dry = c
-        .jobs
-        .insert_job(InsertJobRequest {
-            project_id: "p".into(),
-            job: Some(Job {
-                configuration: Some(JobConfiguration {
-                    query: Some(JobConfigurationQuery {
-                        query: "SELECT 1 AS one".into(),
-                        ..Default::default()
-                    }),
-                    dry_run: Some(true),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut dry = query_job(None, sql_config("SELECT 1 AS one"));
+    dry.configuration.as_mut().unwrap().dry_run = Some(true);
+    let dry = c.insert_job(dry).await.unwrap();
     assert_eq!(dry.job_reference.unwrap().job_id, "");
     assert_eq!(
         dry.statistics
@@ -622,15 +696,11 @@ async fn jobs_insert_get_list_cancel_delete() {
 
     // Listing: newest first, paged.
     let list = c
-        .jobs
         .list_jobs(ListJobsRequest {
-            project_id: "p".into(),
             max_results: Some(1),
             ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert_eq!(list.jobs.len(), 1);
     assert_eq!(list.next_page_token, "1");
     assert_eq!(list.jobs[0].state, "DONE");
@@ -639,15 +709,11 @@ async fn jobs_insert_get_list_cancel_delete() {
         "notFound"
     );
     let rest_of = c
-        .jobs
         .list_jobs(ListJobsRequest {
-            project_id: "p".into(),
             page_token: list.next_page_token,
             ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert_eq!(rest_of.jobs.len(), 1);
     assert_eq!(
         rest_of.jobs[0].job_reference.as_ref().unwrap().job_id,
@@ -656,50 +722,24 @@ async fn jobs_insert_get_list_cancel_delete() {
     // Creation time bounds: none created a minute from now, both DONE jobs before the end
     // of time.
     let later = c
-        .jobs
         .list_jobs(ListJobsRequest {
-            project_id: "p".into(),
             min_creation_time: (got.statistics.as_ref().unwrap().creation_time + 60_000) as u64,
             ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert!(later.jobs.is_empty());
     let all = c
-        .jobs
         .list_jobs(ListJobsRequest {
-            project_id: "p".into(),
             max_creation_time: Some(u64::MAX),
             state_filter: vec![0],
             ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert_eq!(all.jobs.len(), 2);
 
     // Duplicate id, cancel of a finished job, delete.
     let e = c
-        .jobs
-        .insert_job(InsertJobRequest {
-            project_id: "p".into(),
-            job: Some(Job {
-                job_reference: Some(JobReference {
-                    project_id: "p".into(),
-                    job_id: "my_job".into(),
-                    location: None,
-                }),
-                configuration: Some(JobConfiguration {
-                    query: Some(JobConfigurationQuery {
-                        query: "SELECT 1".into(),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-        })
+        .insert_job(query_job(Some("my_job"), sql_config("SELECT 1")))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::AlreadyExists);
@@ -725,15 +765,7 @@ async fn jobs_insert_get_list_cancel_delete() {
         })
         .await
         .unwrap();
-    let e = c
-        .jobs
-        .get_job(GetJobRequest {
-            project_id: "p".into(),
-            job_id: "my_job".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.get_job("my_job").await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
 }
 
@@ -753,157 +785,76 @@ async fn datasets_and_tables_crud() {
     assert_eq!(ds.id, "p:one");
     assert_eq!(ds.location, "US");
     c.dataset("two").await;
-    let e = c
-        .datasets
-        .insert_dataset(InsertDatasetRequest {
-            project_id: "p".into(),
-            dataset: Some(Dataset {
-                dataset_reference: Some(DatasetReference {
-                    project_id: "p".into(),
-                    dataset_id: "one".into(),
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.insert_dataset("one").await.unwrap_err();
     assert_eq!(e.code(), Code::AlreadyExists);
     assert_eq!(e.message(), "Already Exists: Dataset p:one");
-    let e = c
-        .datasets
-        .insert_dataset(InsertDatasetRequest {
-            project_id: "p".into(),
-            dataset: Some(Dataset {
-                dataset_reference: Some(DatasetReference {
-                    project_id: "p".into(),
-                    dataset_id: "bad-id".into(),
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.insert_dataset("bad-id").await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().starts_with("Invalid dataset ID \"bad-id\""));
 
     let patched = c
-        .datasets
-        .patch_dataset(UpdateOrPatchDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            dataset: Some(Dataset {
+        .change_dataset(
+            "one",
+            true,
+            Dataset {
                 description: Some("the first".into()),
                 labels: [("team".to_string(), "data".to_string())].into(),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+            },
+        )
+        .await;
     assert_eq!(patched.description.as_deref(), Some("the first"));
-    let got = c
-        .datasets
-        .get_dataset(GetDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let got = c.get_dataset("one").await.unwrap();
     assert_eq!(got.description.as_deref(), Some("the first"));
     assert_eq!(got.labels.get("team").map(String::as_str), Some("data"));
     // REST sees the same dataset.
-    let rest = c.rest_get("/datasets/one").await;
+    let rest = c.rest.get("/datasets/one").await;
     assert_eq!(rest["description"], "the first");
     // UpdateDataset replaces: what it leaves out is cleared.
     let updated = c
-        .datasets
-        .update_dataset(UpdateOrPatchDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "two".into(),
-            dataset: Some(Dataset {
+        .change_dataset(
+            "two",
+            false,
+            Dataset {
                 friendly_name: Some("Two".into()),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+            },
+        )
+        .await;
     assert_eq!(updated.friendly_name.as_deref(), Some("Two"));
     let updated = c
-        .datasets
-        .update_dataset(UpdateOrPatchDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "two".into(),
-            dataset: Some(Dataset {
+        .change_dataset(
+            "two",
+            false,
+            Dataset {
                 description: Some("second".into()),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+            },
+        )
+        .await;
     assert_eq!(updated.description.as_deref(), Some("second"));
     assert_eq!(updated.friendly_name, None);
 
-    let page = c
-        .datasets
-        .list_datasets(ListDatasetsRequest {
-            project_id: "p".into(),
-            max_results: Some(1),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let page = c.list_datasets(Some(1), String::new()).await;
     assert_eq!(page.datasets.len(), 1);
     assert_eq!(page.datasets[0].id, "p:one");
     assert_eq!(page.next_page_token, "1");
-    let page = c
-        .datasets
-        .list_datasets(ListDatasetsRequest {
-            project_id: "p".into(),
-            page_token: page.next_page_token,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let page = c.list_datasets(None, page.next_page_token).await;
     assert_eq!(page.datasets[0].id, "p:two");
     assert_eq!(page.next_page_token, "");
 
     // Tables.
     let t = c
-        .tables
-        .insert_table(InsertTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table: Some(Table {
-                table_reference: Some(TableReference {
-                    project_id: "p".into(),
-                    dataset_id: "one".into(),
-                    table_id: "t".into(),
-                }),
-                schema: Some(TableSchema {
-                    fields: vec![
-                        field("id", "INTEGER", "REQUIRED"),
-                        field("tags", "STRING", "REPEATED"),
-                    ],
-                    ..Default::default()
-                }),
-                description: Some("a table".into()),
-                ..Default::default()
-            }),
+        .insert_table(Table {
+            table_reference: table_ref("one", "t"),
+            schema: schema(vec![
+                field("id", "INTEGER", "REQUIRED"),
+                field("tags", "STRING", "REPEATED"),
+            ]),
+            description: Some("a table".into()),
+            ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert_eq!(t.id, "p:one.t");
     assert_eq!(t.r#type, "TABLE");
     assert_eq!(t.num_rows, Some(0));
@@ -911,57 +862,29 @@ async fn datasets_and_tables_crud() {
     c.sql("INSERT INTO one.t (id, tags) VALUES (1, ['a'])")
         .await;
     let patched = c
-        .tables
-        .patch_table(UpdateOrPatchTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table_id: "t".into(),
-            table: Some(Table {
-                schema: Some(TableSchema {
-                    fields: vec![
-                        field("id", "INTEGER", "REQUIRED"),
-                        field("tags", "STRING", "REPEATED"),
-                        field("note", "STRING", "NULLABLE"),
-                    ],
-                    ..Default::default()
-                }),
+        .patch_table(
+            "one",
+            "t",
+            Table {
+                schema: schema(vec![
+                    field("id", "INTEGER", "REQUIRED"),
+                    field("tags", "STRING", "REPEATED"),
+                    field("note", "STRING", "NULLABLE"),
+                ]),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
+            },
+        )
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert_eq!(patched.schema.unwrap().fields.len(), 3);
     assert_eq!(patched.description.as_deref(), Some("a table"));
     assert_eq!(patched.num_rows, Some(1));
     // The BASIC view leaves out the storage statistics (table.proto).
-    let basic = c
-        .tables
-        .get_table(GetTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table_id: "t".into(),
-            view: 1,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let basic = c.get_table("one", "t", 1).await.unwrap();
     assert_eq!(basic.num_rows, None);
     assert_eq!(basic.num_bytes, None);
     assert_eq!(basic.schema.unwrap().fields.len(), 3);
-    let e = c
-        .tables
-        .get_table(GetTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table_id: "t".into(),
-            view: 9,
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.get_table("one", "t", 9).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert_eq!(e.message(), "Invalid value for view: 9");
     let r = c.sql("SELECT id, note FROM one.t").await;
@@ -970,20 +893,14 @@ async fn datasets_and_tables_crud() {
         [json!({"f": [{"v": "1"}, {"v": null}]})]
     );
     let e = c
-        .tables
-        .patch_table(UpdateOrPatchTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table_id: "t".into(),
-            table: Some(Table {
-                schema: Some(TableSchema {
-                    fields: vec![field("id", "STRING", "REQUIRED")],
-                    ..Default::default()
-                }),
+        .patch_table(
+            "one",
+            "t",
+            Table {
+                schema: schema(vec![field("id", "STRING", "REQUIRED")]),
                 ..Default::default()
-            }),
-            ..Default::default()
-        })
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
@@ -995,26 +912,15 @@ async fn datasets_and_tables_crud() {
     );
 
     let view = c
-        .tables
-        .insert_table(InsertTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table: Some(Table {
-                table_reference: Some(TableReference {
-                    project_id: "p".into(),
-                    dataset_id: "one".into(),
-                    table_id: "v".into(),
-                }),
-                view: Some(gcloud_sdk::google::cloud::bigquery::v2::ViewDefinition {
-                    query: "SELECT id FROM one.t".into(),
-                    ..Default::default()
-                }),
+        .insert_table(Table {
+            table_reference: table_ref("one", "v"),
+            view: Some(gcloud_sdk::google::cloud::bigquery::v2::ViewDefinition {
+                query: "SELECT id FROM one.t".into(),
                 ..Default::default()
             }),
+            ..Default::default()
         })
-        .await
-        .unwrap()
-        .into_inner();
+        .await;
     assert_eq!(view.r#type, "VIEW");
     let list = c
         .tables
@@ -1039,15 +945,7 @@ async fn datasets_and_tables_crud() {
         .collect();
     assert_eq!(kinds, [("t", "TABLE"), ("v", "VIEW")]);
 
-    let e = c
-        .datasets
-        .delete_dataset(DeleteDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            delete_contents: false,
-        })
-        .await
-        .unwrap_err();
+    let e = c.delete_dataset("one", false).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert_eq!(e.message(), "Dataset p:one is still in use");
     c.tables
@@ -1058,38 +956,14 @@ async fn datasets_and_tables_crud() {
         })
         .await
         .unwrap();
-    let e = c
-        .tables
-        .get_table(GetTableRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            table_id: "v".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let e = c.get_table("one", "v", 0).await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
     assert_eq!(
         e.message(),
         "Not found: Table p:one.v was not found in location US"
     );
-    c.datasets
-        .delete_dataset(DeleteDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            delete_contents: true,
-        })
-        .await
-        .unwrap();
-    let e = c
-        .datasets
-        .get_dataset(GetDatasetRequest {
-            project_id: "p".into(),
-            dataset_id: "one".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    c.delete_dataset("one", true).await.unwrap();
+    let e = c.get_dataset("one").await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
     assert_eq!(e.message(), "Not found: Dataset p:one");
 }
@@ -1101,10 +975,12 @@ async fn timestamp_formats_and_bad_serialization_options() {
     let mut c = Ctx::new().await;
     let sql = "SELECT TIMESTAMP '2024-05-06 07:08:09.123456+00' AS ts";
     let rest_float = c
-        .rest_post("/queries", json!({"query": sql, "useLegacySql": false}))
+        .rest
+        .post("/queries", json!({"query": sql, "useLegacySql": false}))
         .await;
     let rest_int = c
-        .rest_post(
+        .rest
+        .post(
             "/queries",
             json!({"query": sql, "useLegacySql": false, "formatOptions": {"useInt64Timestamp": true}}),
         )

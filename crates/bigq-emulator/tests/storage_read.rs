@@ -20,61 +20,29 @@ use serde_json::{Value, json};
 use tonic::Code;
 use tonic::transport::Channel;
 
+mod common;
+
+use common::Rest;
+
 struct Ctx {
     emu: Emulator,
     rpc: BigQueryReadClient<Channel>,
-    http: reqwest::Client,
+    rest: Rest,
 }
 
 impl Ctx {
     async fn new() -> Ctx {
-        let emu = Emulator::builder()
-            .with_project("p")
-            .start()
-            .await
-            .expect("start");
-        let channel = Channel::from_shared(emu.grpc_endpoint())
-            .unwrap()
-            .connect()
-            .await
-            .expect("connect");
-        let rpc = BigQueryReadClient::new(channel).max_decoding_message_size(64 << 20);
-        let ctx = Ctx {
-            emu,
-            rpc,
-            http: reqwest::Client::new(),
-        };
-        ctx.post(
-            "/datasets",
-            json!({"datasetReference": {"datasetId": "ds"}}),
-        )
-        .await;
-        ctx
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let url = format!("{}/bigquery/v2/projects/p{path}", self.emu.rest_endpoint());
-        let resp = self.http.post(url).json(&body).send().await.unwrap();
-        let status = resp.status();
-        let v: Value = resp.json().await.unwrap();
-        assert!(status.is_success(), "{path}: {v}");
-        v
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        let url = format!("{}/bigquery/v2/projects/p{path}", self.emu.rest_endpoint());
-        self.http
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        let emu = common::emulator().await;
+        let rpc = BigQueryReadClient::new(common::channel(&emu).await)
+            .max_decoding_message_size(64 << 20);
+        let rest = Rest::new(&emu);
+        rest.dataset("ds").await;
+        Ctx { emu, rpc, rest }
     }
 
     async fn query(&self, sql: &str) -> Value {
-        self.post("/queries", json!({"query": sql, "useLegacySql": false}))
+        self.rest
+            .post_ok("/queries", json!({"query": sql, "useLegacySql": false}))
             .await
     }
 
@@ -468,7 +436,8 @@ async fn query_destination_tables_are_readable() {
     let ctx = Ctx::new().await;
     ctx.table(50).await;
     let job = ctx
-        .post(
+        .rest
+        .post_ok(
             "/jobs",
             json!({"configuration": {"query": {
                 "query": "SELECT id, name FROM ds.t WHERE id <= 20", "useLegacySql": false}}}),
@@ -481,7 +450,7 @@ async fn query_destination_tables_are_readable() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        done = ctx.get(&format!("/jobs/{job_id}")).await;
+        done = ctx.rest.get(&format!("/jobs/{job_id}")).await;
     }
     let dest = &done["configuration"]["query"]["destinationTable"];
     let (d, t) = (

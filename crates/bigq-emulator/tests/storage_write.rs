@@ -17,41 +17,25 @@ use tonic::transport::Channel;
 
 const TABLE: &str = "projects/p/datasets/ds/tables/t";
 
+mod common;
+
+use common::Rest;
+
 struct Ctx {
     emu: Emulator,
     rpc: BigQueryWriteClient<Channel>,
-    http: reqwest::Client,
+    rest: Rest,
 }
 
 impl Ctx {
     async fn new() -> Ctx {
-        let emu = Emulator::builder()
-            .with_project("p")
-            .start()
-            .await
-            .expect("start");
-        let channel = Channel::from_shared(emu.grpc_endpoint())
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let emu = common::emulator().await;
         let ctx = Ctx {
+            rpc: BigQueryWriteClient::new(common::channel(&emu).await),
+            rest: Rest::new(&emu),
             emu,
-            rpc: BigQueryWriteClient::new(channel),
-            http: reqwest::Client::new(),
         };
-        let url = format!(
-            "{}/bigquery/v2/projects/p/datasets",
-            ctx.emu.rest_endpoint()
-        );
-        let resp = ctx
-            .http
-            .post(url)
-            .json(&json!({"datasetReference": {"datasetId": "ds"}}))
-            .send()
-            .await
-            .unwrap();
-        assert!(resp.status().is_success());
+        ctx.rest.dataset("ds").await;
         ctx.query(
             "CREATE TABLE ds.t (id INT64 NOT NULL, name STRING, day DATE, \
              tags ARRAY<INT64>, st STRUCT<a INT64, b STRING>)",
@@ -61,22 +45,7 @@ impl Ctx {
     }
 
     async fn query(&self, sql: &str) -> Value {
-        let url = format!(
-            "{}/bigquery/v2/projects/p/queries",
-            self.emu.rest_endpoint()
-        );
-        let v: Value = self
-            .http
-            .post(url)
-            .json(&json!({"query": sql, "useLegacySql": false}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert!(v.get("error").is_none(), "{sql}: {v}");
-        v
+        self.rest.query(sql).await
     }
 
     async fn ids(&self) -> Vec<i64> {
@@ -584,27 +553,21 @@ async fn arrow_rows_are_appended_by_column_name() {
 async fn missing_value_interpretations_fill_absent_columns_with_defaults() {
     use append_rows_request::MissingValueInterpretation as Mvi;
     let ctx = Ctx::new().await;
-    let url = format!(
-        "{}/bigquery/v2/projects/p/datasets/ds/tables",
-        ctx.emu.rest_endpoint()
-    );
-    let resp = ctx
-        .http
-        .post(url)
-        .json(&json!({
-            "tableReference": {"projectId": "p", "datasetId": "ds", "tableId": "d"},
-            "schema": {"fields": [
-                {"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
-                {"name": "note", "type": "STRING", "defaultValueExpression": "'none'"},
-                {"name": "n", "type": "INTEGER", "defaultValueExpression": "42"},
-                {"name": "at", "type": "TIMESTAMP", "defaultValueExpression": "CURRENT_TIMESTAMP()"},
-                {"name": "plain", "type": "STRING"}
-            ]}
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success(), "{:?}", resp.text().await);
+    ctx.rest
+        .post_ok(
+            "/datasets/ds/tables",
+            json!({
+                "tableReference": {"projectId": "p", "datasetId": "ds", "tableId": "d"},
+                "schema": {"fields": [
+                    {"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
+                    {"name": "note", "type": "STRING", "defaultValueExpression": "'none'"},
+                    {"name": "n", "type": "INTEGER", "defaultValueExpression": "42"},
+                    {"name": "at", "type": "TIMESTAMP", "defaultValueExpression": "CURRENT_TIMESTAMP()"},
+                    {"name": "plain", "type": "STRING"}
+                ]}
+            }),
+        )
+        .await;
     let stream = "projects/p/datasets/ds/tables/d/streams/_default";
     let id_only = DescriptorProto {
         name: Some("Row".into()),

@@ -373,12 +373,14 @@ impl Store {
 
     fn sync_table(&self, p: &mut Persisted, t: &TableRef, table: &Arc<Table>) -> io::Result<()> {
         let dir = self.table_dir(t);
-        let (generation, seq, from) = match p.tables.get(t) {
+        // Where the new rows start, and whether the table is written whole as a new
+        // generation (rows changed, not only added).
+        let (generation, seq, from, new_generation) = match p.tables.get(t) {
             Some(w) if Arc::ptr_eq(&w.table, table) => return Ok(()),
             Some(w) if appended(&w.table, table) => {
-                (w.generation, w.next_seq, w.table.batches.len())
+                (w.generation, w.next_seq, w.table.batches.len(), false)
             }
-            Some(w) => (w.generation + 1, 0, 0),
+            Some(w) => (w.generation + 1, 0, 0, true),
             None => {
                 // A new table: whatever an earlier one of the same name left goes.
                 match fs::remove_dir_all(&dir) {
@@ -386,10 +388,9 @@ impl Store {
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                     Err(e) => return Err(e),
                 }
-                (0, 0, 0)
+                (0, 0, 0, false)
             }
         };
-        let new_generation = p.tables.get(t).is_some_and(|w| w.generation != generation);
         let batches = &table.batches[from..];
         let mut next_seq = seq;
         if !batches.is_empty() || new_generation {

@@ -270,30 +270,22 @@ fn proto_batch(
             row_errors: Vec::new(),
         });
     }
-    let fresh = match &writer.decoder {
-        Some(d) => !d.is_for(&table.schema, &table.arrow_schema),
-        None => true,
-    };
-    if fresh {
-        writer.decoder = None;
-        let d = RowsDecoder::new(&writer.desc, &table.schema, table.arrow_schema.clone()).map_err(
-            |e| match e {
-                CompileError::ExtraField(f) => extra_field(name, &f),
-                CompileError::Unsupported(m) => Failure {
-                    code: Code::InvalidArgument,
-                    message: format!("{m} Entity: {name}"),
-                    row_errors: Vec::new(),
-                },
-            },
-        )?;
-        writer.decoder = Some(d);
-    }
-    let Some(decoder) = writer.decoder.as_mut() else {
-        return Err(Failure {
-            code: Code::Internal,
-            message: format!("No row decoder. Entity: {name}"),
-            row_errors: Vec::new(),
-        });
+    let decoder = match &mut writer.decoder {
+        Some(d) if d.is_for(&table.schema, &table.arrow_schema) => d,
+        slot => {
+            // None, or compiled for an older schema of the table: (re)compiled.
+            *slot = None;
+            let d = RowsDecoder::new(&writer.desc, &table.schema, table.arrow_schema.clone())
+                .map_err(|e| match e {
+                    CompileError::ExtraField(f) => extra_field(name, &f),
+                    CompileError::Unsupported(m) => Failure {
+                        code: Code::InvalidArgument,
+                        message: format!("{m} Entity: {name}"),
+                        row_errors: Vec::new(),
+                    },
+                })?;
+            slot.insert(d)
+        }
     };
     let result = decoder.decode(serialized, fill);
     if result.is_err() {

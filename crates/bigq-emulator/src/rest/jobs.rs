@@ -82,15 +82,12 @@ fn statistics(job: &Job, st: &JobState) -> Value {
 }
 
 fn status(st: &JobState) -> Value {
-    match &st.result {
-        None => json!({"state": if st.start_time.is_some() { "RUNNING" } else { "PENDING" }}),
-        Some(Ok(_)) => json!({"state": "DONE"}),
-        Some(Err(e)) => json!({
-            "state": "DONE",
-            "errorResult": e.to_error_proto(),
-            "errors": [e.to_error_proto()],
-        }),
+    let mut v = json!({"state": core::state_name(st)});
+    if let Some(Err(e)) = &st.result {
+        v["errorResult"] = e.to_error_proto();
+        v["errors"] = json!([e.to_error_proto()]);
     }
+    v
 }
 
 fn job_resource(s: &AppState, job: &Job) -> Value {

@@ -57,14 +57,6 @@ fn resource(s: &AppState, t: &TableRef, table: &Table) -> Value {
     v
 }
 
-fn tref(project: String, dataset: String, table: String) -> TableRef {
-    TableRef {
-        project,
-        dataset,
-        table,
-    }
-}
-
 /// The table fields a JSON body sets: schema, view query, description.
 fn spec(body: &Value) -> Result<TableSpec, BqError> {
     let schema: Vec<TableFieldSchema> = match body.pointer("/schema/fields") {
@@ -100,7 +92,7 @@ pub async fn insert(
         .pointer("/tableReference/tableId")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let t = tref(project, dataset, id.to_string());
+    let t = TableRef::new(project, dataset, id.to_string());
     let spec = match spec(&body) {
         Ok(s) => s,
         Err(e) => return e.into_response(),
@@ -120,7 +112,7 @@ pub async fn get(
         Ok(v) => v,
         Err(e) => return e.into_response(),
     };
-    let t = tref(project, dataset, table);
+    let t = TableRef::new(project, dataset, table);
     match core::get(&s, &t) {
         Ok(table) => {
             let mut v = resource(&s, &t, &table);
@@ -155,7 +147,7 @@ pub async fn patch(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let t = tref(project, dataset, table);
+    let t = TableRef::new(project, dataset, table);
     let schema = match body.pointer("/schema/fields") {
         None => None,
         Some(f) => match serde_json::from_value(f.clone()) {
@@ -181,7 +173,7 @@ pub async fn delete(
     State(s): State<Arc<AppState>>,
     Path((project, dataset, table)): Path<(String, String, String)>,
 ) -> Response {
-    let t = tref(project, dataset, table);
+    let t = TableRef::new(project, dataset, table);
     match core::delete(&s, &t) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
@@ -302,7 +294,7 @@ pub async fn list_data(
     Path((project, dataset, table)): Path<(String, String, String)>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let t = tref(project, dataset, table);
+    let t = TableRef::new(project, dataset, table);
     let r = s.catalog.read().table(&t);
     let table = match r {
         Ok(t) => t,
@@ -355,7 +347,7 @@ pub async fn insert_all(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let t = tref(project, dataset, table);
+    let t = TableRef::new(project, dataset, table);
     let r = s.catalog.read().table(&t);
     let table = match r {
         Ok(t) => t,

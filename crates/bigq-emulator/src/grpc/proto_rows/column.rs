@@ -172,15 +172,11 @@ fn bignumeric_of(raw: Raw<'_>, proto: Type) -> Result<i256, String> {
     n.ok_or_else(|| bad("bignumeric", raw))
 }
 
-fn text_bytes(b: &[u8]) -> Result<&str, String> {
-    utf8(b)
-}
-
 fn date_of(raw: Raw<'_>) -> Result<i32, String> {
     let d = match raw {
         Raw::Int(v) => i32::try_from(v).ok(),
         Raw::UInt(v) => i32::try_from(v).ok(),
-        Raw::Bytes(b) => text::parse_date(text_bytes(b)?.as_bytes()),
+        Raw::Bytes(b) => text::parse_date(utf8(b)?.as_bytes()),
         _ => None,
     };
     d.filter(|d| (MIN_DATE..=MAX_DATE).contains(d))
@@ -191,7 +187,7 @@ fn time_of(raw: Raw<'_>) -> Result<i64, String> {
     let t = match raw {
         Raw::Int(v) => civil::decode_time(v),
         Raw::UInt(v) => i64::try_from(v).ok().and_then(civil::decode_time),
-        Raw::Bytes(b) => text::parse_time(text_bytes(b)?.as_bytes()),
+        Raw::Bytes(b) => text::parse_time(utf8(b)?.as_bytes()),
         _ => None,
     };
     t.ok_or_else(|| bad("time", raw))
@@ -201,7 +197,7 @@ fn datetime_of(raw: Raw<'_>) -> Result<i64, String> {
     let t = match raw {
         Raw::Int(v) => civil::decode_datetime(v),
         Raw::UInt(v) => i64::try_from(v).ok().and_then(civil::decode_datetime),
-        Raw::Bytes(b) => text::parse_datetime(text_bytes(b)?.as_bytes()),
+        Raw::Bytes(b) => text::parse_datetime(utf8(b)?.as_bytes()),
         _ => None,
     };
     t.ok_or_else(|| bad("datetime", raw))
@@ -222,7 +218,7 @@ fn timestamp_of(raw: Raw<'_>) -> Result<i64, String> {
         }
         Raw::Bool(_) => None,
         Raw::Bytes(b) => {
-            let s = text_bytes(b)?.as_bytes();
+            let s = utf8(b)?.as_bytes();
             text::parse_timestamp(s).or_else(|| text::parse_float_seconds_micros(s))
         }
     };

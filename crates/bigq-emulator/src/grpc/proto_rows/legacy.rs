@@ -1,5 +1,7 @@
 //! The emulator's first protobuf row decoder, kept for the tests only: the reference the
-//! Arrow decoder is checked against, and the baseline of its speed test.
+//! Arrow decoder is checked against, and the baseline of its speed test. It reads the wire
+//! with the Arrow decoder's `wire` module; what it checks is the other half, each value's
+//! conversion (here through insertAll JSON and `ScalarValue`s).
 //!
 //! Protobuf rows as the Storage Write API receives them: serialized messages decoded with
 //! the writer's `DescriptorProto` (proto2 semantics: an absent field is NULL), each field
@@ -21,6 +23,8 @@ use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
 use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
 use serde_json::{Map, Value};
 
+use super::wire::{Raw, Reader, is_packable, scalar, wire_type};
+use super::{nested, wire_mismatch};
 use crate::catalog::Table;
 use crate::sql::values::json_to_scalar;
 
@@ -78,115 +82,21 @@ pub fn proto_batch(
 /// Why a row could not be decoded: the message names the field where it can.
 pub type RowError = String;
 
-/// The nested message type a field names, looked up among `root`'s nested types by its
-/// last name segment (`.pkg.Row.Inner` and `Inner` both find `Inner`).
-fn nested<'a>(root: &'a DescriptorProto, type_name: &str) -> Option<&'a DescriptorProto> {
-    let short = type_name.rsplit('.').next().unwrap_or(type_name);
-    fn find<'a>(d: &'a DescriptorProto, short: &str) -> Option<&'a DescriptorProto> {
-        d.nested_type
-            .iter()
-            .find(|n| n.name() == short)
-            .or_else(|| d.nested_type.iter().find_map(|n| find(n, short)))
-    }
-    find(root, short)
-}
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn varint(&mut self) -> Result<u64, RowError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self
-                .buf
-                .get(self.pos)
-                .ok_or_else(|| "truncated varint".to_string())?;
-            self.pos += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err("malformed varint".to_string())
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], RowError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|e| *e <= self.buf.len())
-            .ok_or_else(|| "truncated field".to_string())?;
-        let s = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], RowError> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
-    }
-}
-
-/// One scalar as it came off the wire, before the column's type gives it meaning.
-enum Raw<'a> {
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Bool(bool),
-    Bytes(&'a [u8]),
-}
-
-fn wire_mismatch(f: &FieldDescriptorProto, wire: u64) -> RowError {
-    format!(
-        "field {}: wire type {wire} does not match its declared type",
-        f.name()
-    )
-}
-
-/// Reads one scalar of type `t` whose wire type is `wire`.
-fn scalar<'a>(
+/// Reads one scalar of type `t` whose wire type is `wire`, refusing groups and a wire type
+/// that does not match the declared type.
+fn checked_scalar<'a>(
     r: &mut Reader<'a>,
     f: &FieldDescriptorProto,
     t: Type,
     wire: u64,
 ) -> Result<Raw<'a>, RowError> {
-    let expect = match t {
-        Type::Double | Type::Fixed64 | Type::Sfixed64 => 1,
-        Type::Float | Type::Fixed32 | Type::Sfixed32 => 5,
-        Type::String | Type::Bytes | Type::Message => 2,
-        Type::Group => return Err(format!("field {}: groups are not supported", f.name())),
-        _ => 0,
-    };
-    if wire != expect {
-        return Err(wire_mismatch(f, wire));
+    if t == Type::Group {
+        return Err(format!("field {}: groups are not supported", f.name()));
     }
-    Ok(match t {
-        Type::Double => Raw::Float(f64::from_le_bytes(r.fixed()?)),
-        Type::Float => Raw::Float(f64::from(f32::from_le_bytes(r.fixed()?))),
-        Type::Fixed64 => Raw::UInt(u64::from_le_bytes(r.fixed()?)),
-        Type::Sfixed64 => Raw::Int(i64::from_le_bytes(r.fixed()?)),
-        Type::Fixed32 => Raw::Int(i64::from(u32::from_le_bytes(r.fixed()?))),
-        Type::Sfixed32 => Raw::Int(i64::from(i32::from_le_bytes(r.fixed()?))),
-        Type::Int64 | Type::Enum => Raw::Int(r.varint()? as i64),
-        Type::Int32 => Raw::Int(i64::from(r.varint()? as i32)),
-        Type::Uint64 => Raw::UInt(r.varint()?),
-        Type::Uint32 => Raw::Int(i64::from(r.varint()? as u32)),
-        Type::Sint32 | Type::Sint64 => {
-            let v = r.varint()?;
-            Raw::Int((v >> 1) as i64 ^ -((v & 1) as i64))
-        }
-        Type::Bool => Raw::Bool(r.varint()? != 0),
-        Type::String | Type::Bytes | Type::Message => {
-            let n = r.varint()? as usize;
-            Raw::Bytes(r.take(n)?)
-        }
-        Type::Group => unreachable!("rejected above"),
-    })
+    if wire != wire_type(t) {
+        return Err(wire_mismatch(f.name(), wire));
+    }
+    scalar(r, t)
 }
 
 /// The insertAll JSON value of a scalar for a column of type `column.field_type`.
@@ -228,10 +138,6 @@ fn to_json(
     })
 }
 
-fn is_packable(t: Type) -> bool {
-    !matches!(t, Type::String | Type::Bytes | Type::Message | Type::Group)
-}
-
 /// Decodes one serialized message of type `desc` (nested types looked up in `root`) into
 /// the JSON object insertAll would take for a row of `columns`.
 pub fn decode_row(
@@ -241,8 +147,8 @@ pub fn decode_row(
     bytes: &[u8],
 ) -> Result<Map<String, Value>, RowError> {
     let mut out = Map::new();
-    let mut r = Reader { buf: bytes, pos: 0 };
-    while r.pos < r.buf.len() {
+    let mut r = Reader::new(bytes);
+    while !r.at_end() {
         let key = r.varint()?;
         let (number, wire) = (key >> 3, key & 7);
         let Some(f) = desc
@@ -251,22 +157,7 @@ pub fn decode_row(
             .find(|f| i64::from(f.number()) == number as i64)
         else {
             // A field the descriptor does not declare: skipped, as proto2 keeps unknowns.
-            match wire {
-                0 => {
-                    r.varint()?;
-                }
-                1 => {
-                    r.take(8)?;
-                }
-                2 => {
-                    let n = r.varint()? as usize;
-                    r.take(n)?;
-                }
-                5 => {
-                    r.take(4)?;
-                }
-                _ => return Err(format!("unsupported wire type {wire}")),
-            }
+            r.skip(wire)?;
             continue;
         };
         let column = columns
@@ -283,22 +174,14 @@ pub fn decode_row(
         let mut values = Vec::new();
         if repeated && wire == 2 && is_packable(t) {
             let n = r.varint()? as usize;
-            let mut packed = Reader {
-                buf: r.take(n)?,
-                pos: 0,
-            };
-            let elem_wire = match t {
-                Type::Double | Type::Fixed64 | Type::Sfixed64 => 1,
-                Type::Float | Type::Fixed32 | Type::Sfixed32 => 5,
-                _ => 0,
-            };
-            while packed.pos < packed.buf.len() {
-                let raw = scalar(&mut packed, f, t, elem_wire)?;
+            let mut packed = Reader::new(r.take(n)?);
+            while !packed.at_end() {
+                let raw = scalar(&mut packed, t)?;
                 values.push(to_json(column, f, raw)?);
             }
         } else if t == Type::Message {
-            let Raw::Bytes(b) = scalar(&mut r, f, t, wire)? else {
-                return Err(wire_mismatch(f, wire));
+            let Raw::Bytes(b) = checked_scalar(&mut r, f, t, wire)? else {
+                return Err(wire_mismatch(f.name(), wire));
             };
             let sub = nested(root, f.type_name()).ok_or_else(|| {
                 format!("field {}: unknown message type {}", f.name(), f.type_name())
@@ -313,7 +196,7 @@ pub fn decode_row(
             }
             values.push(Value::Object(decode_row(root, sub, &column.fields, b)?));
         } else {
-            let raw = scalar(&mut r, f, t, wire)?;
+            let raw = checked_scalar(&mut r, f, t, wire)?;
             values.push(to_json(column, f, raw)?);
         }
         if repeated {
@@ -333,37 +216,10 @@ pub fn decode_row(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{field, key, len_field, varint};
     use super::*;
     use bigq_codec::schema::FieldMode;
     use serde_json::json;
-
-    fn field(name: &str, number: i32, t: Type, label: Label) -> FieldDescriptorProto {
-        FieldDescriptorProto {
-            name: Some(name.into()),
-            number: Some(number),
-            r#type: Some(t as i32),
-            label: Some(label as i32),
-            ..Default::default()
-        }
-    }
-
-    fn varint(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn key(out: &mut Vec<u8>, number: u64, wire: u64) {
-        varint(out, number << 3 | wire);
-    }
-
-    fn bytes_field(out: &mut Vec<u8>, number: u64, b: &[u8]) {
-        key(out, number, 2);
-        varint(out, b.len() as u64);
-        out.extend_from_slice(b);
-    }
 
     fn schema() -> Vec<TableFieldSchema> {
         vec![
@@ -408,25 +264,25 @@ mod tests {
         let mut m = Vec::new();
         key(&mut m, 1, 0);
         varint(&mut m, (-5i64) as u64);
-        bytes_field(&mut m, 2, "héllo".as_bytes());
+        len_field(&mut m, 2, "héllo".as_bytes());
         key(&mut m, 3, 1);
         m.extend_from_slice(&2.5f64.to_le_bytes());
         key(&mut m, 4, 0);
         varint(&mut m, 19_000);
         key(&mut m, 5, 0);
         varint(&mut m, 1_500_000);
-        bytes_field(&mut m, 6, &[0, 255]);
+        len_field(&mut m, 6, &[0, 255]);
         // tags: one packed run and one unpacked element.
         let mut packed = Vec::new();
         varint(&mut packed, 1);
         varint(&mut packed, 2);
-        bytes_field(&mut m, 7, &packed);
+        len_field(&mut m, 7, &packed);
         key(&mut m, 7, 0);
         varint(&mut m, 3);
         let mut inner = Vec::new();
         key(&mut inner, 1, 0);
         varint(&mut inner, 7); // zigzag for -4
-        bytes_field(&mut m, 8, &inner);
+        len_field(&mut m, 8, &inner);
         // An undeclared field is skipped.
         key(&mut m, 99, 0);
         varint(&mut m, 1);
@@ -456,7 +312,7 @@ mod tests {
     fn bad_rows_are_errors_not_panics() {
         let d = descriptor();
         let mut m = Vec::new();
-        bytes_field(&mut m, 2, &[0xff, 0xfe]);
+        len_field(&mut m, 2, &[0xff, 0xfe]);
         assert!(
             decode_row(&d, &d, &schema(), &m)
                 .unwrap_err()

@@ -66,7 +66,8 @@ enum Target {
         repeated: bool,
         name: Box<str>,
     },
-    /// Declared, but a row carrying it cannot be stored: the error.
+    /// Declared, but a row carrying it cannot be stored (no such column, a group, an
+    /// unknown message type, a label that does not match the column's mode): the error.
     Fail(Box<str>),
 }
 
@@ -169,12 +170,31 @@ impl Msg {
                             .into(),
                     )
                 }
-                Some(col) => Target::Column {
-                    col,
-                    ty,
-                    repeated: f.label() == Label::Repeated,
-                    name: f.name().into(),
-                },
+                Some(col) => {
+                    let repeated = f.label() == Label::Repeated;
+                    let column = &columns[col];
+                    if repeated == column.is_repeated() {
+                        Target::Column {
+                            col,
+                            ty,
+                            repeated,
+                            name: f.name().into(),
+                        }
+                    } else {
+                        let path = format!("{prefix}{}", column.name);
+                        let name = f.name();
+                        Target::Fail(
+                            if repeated {
+                                format!(
+                                    "{path}: repeated field {name} for a column that is not REPEATED"
+                                )
+                            } else {
+                                format!("{path}: non-repeated field {name} for a REPEATED column")
+                            }
+                            .into(),
+                        )
+                    }
+                }
             };
             let number = u64::try_from(f.number()).unwrap_or(0);
             match usize::try_from(number) {
@@ -224,20 +244,9 @@ impl Msg {
                     name,
                 } => (*col, *ty, *repeated, name),
             };
+            // The field's label matches the column's mode (`compile` made a mismatch a
+            // `Fail`).
             let column = &mut cols[col];
-            if repeated != column.is_repeated() {
-                return Err(if repeated {
-                    format!(
-                        "{}: repeated field {name} for a column that is not REPEATED",
-                        column.path
-                    )
-                } else {
-                    format!(
-                        "{}: non-repeated field {name} for a REPEATED column",
-                        column.path
-                    )
-                });
-            }
             if repeated && wire == 2 && is_packable(ty) {
                 let n = r.varint()? as usize;
                 let mut packed = Reader::new(r.take(n)?);

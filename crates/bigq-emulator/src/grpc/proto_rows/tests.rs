@@ -196,7 +196,7 @@ fn packed_numerics_store_the_same_values_as_text() {
 }
 
 /// A descriptor field.
-fn field(name: &str, number: i32, t: Type, label: Label) -> FieldDescriptorProto {
+pub(super) fn field(name: &str, number: i32, t: Type, label: Label) -> FieldDescriptorProto {
     FieldDescriptorProto {
         name: Some(name.into()),
         number: Some(number),
@@ -214,7 +214,7 @@ fn message(fields: Vec<FieldDescriptorProto>) -> DescriptorProto {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -222,7 +222,7 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn key(out: &mut Vec<u8>, number: u64, wire: u64) {
+pub(super) fn key(out: &mut Vec<u8>, number: u64, wire: u64) {
     varint(out, number << 3 | wire);
 }
 
@@ -231,7 +231,7 @@ fn int_field(out: &mut Vec<u8>, number: u64, v: i64) {
     varint(out, v as u64);
 }
 
-fn len_field(out: &mut Vec<u8>, number: u64, b: &[u8]) {
+pub(super) fn len_field(out: &mut Vec<u8>, number: u64, b: &[u8]) {
     key(out, number, 2);
     varint(out, b.len() as u64);
     out.extend_from_slice(b);

@@ -15,6 +15,11 @@ use serde_json::{Map, Value, json};
 
 use crate::error::BqError;
 
+/// The string at `v[key]`, empty when absent or not a string (proto3's unset string).
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
 /// A proto schema as bigq-codec's fields (type names parsed as REST parses them).
 pub fn schema_from_proto(schema: Option<&TableSchema>) -> Result<Vec<CodecField>, BqError> {
     let Some(s) = schema else {
@@ -79,7 +84,6 @@ pub fn schema_to_proto(fields: &[CodecField]) -> TableSchema {
 fn field_to_proto(f: &CodecField) -> TableFieldSchema {
     // The REST form is the reference: read the names BigQuery reports back from it.
     let j = serde_json::to_value(f).unwrap_or(Value::Null);
-    let text = |k: &str| j.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let int = |k: &str| {
         j.get(k)
             .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
@@ -87,8 +91,8 @@ fn field_to_proto(f: &CodecField) -> TableFieldSchema {
     };
     TableFieldSchema {
         name: f.name.clone(),
-        r#type: text("type"),
-        mode: text("mode"),
+        r#type: text(&j, "type"),
+        mode: text(&j, "mode"),
         fields: f.fields.iter().map(field_to_proto).collect(),
         description: f.description.clone(),
         max_length: int("maxLength"),
@@ -111,16 +115,15 @@ pub fn table_ref_json(t: &TableReference) -> Value {
 
 /// A JSON table reference as the proto one.
 pub fn table_ref_proto(v: &Value) -> TableReference {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     TableReference {
-        project_id: s("projectId"),
-        dataset_id: s("datasetId"),
-        table_id: s("tableId"),
+        project_id: text(v, "projectId"),
+        dataset_id: text(v, "datasetId"),
+        table_id: text(v, "tableId"),
     }
 }
 
 /// A proto dataset reference as the JSON one.
-pub fn dataset_ref_json(d: &DatasetReference) -> Value {
+fn dataset_ref_json(d: &DatasetReference) -> Value {
     let mut v = json!({"datasetId": d.dataset_id});
     if !d.project_id.is_empty() {
         v["projectId"] = d.project_id.clone().into();
@@ -129,15 +132,14 @@ pub fn dataset_ref_json(d: &DatasetReference) -> Value {
 }
 
 fn dataset_ref_proto(v: &Value) -> DatasetReference {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     DatasetReference {
-        project_id: s("projectId"),
-        dataset_id: s("datasetId"),
+        project_id: text(v, "projectId"),
+        dataset_id: text(v, "datasetId"),
     }
 }
 
 /// Query parameters as their JSON form (`queryParameters`).
-pub fn params_json(params: &[QueryParameter]) -> Result<Value, BqError> {
+fn params_json(params: &[QueryParameter]) -> Result<Value, BqError> {
     params
         .iter()
         .map(|p| {
@@ -241,11 +243,7 @@ pub fn params_proto(v: Option<&Value>) -> Vec<QueryParameter> {
         .map(|a| {
             a.iter()
                 .map(|p| QueryParameter {
-                    name: p
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
+                    name: text(p, "name"),
                     parameter_type: p.get("parameterType").map(param_type_proto),
                     parameter_value: p.get("parameterValue").map(param_value_proto),
                 })
@@ -256,11 +254,7 @@ pub fn params_proto(v: Option<&Value>) -> Vec<QueryParameter> {
 
 fn param_type_proto(v: &Value) -> QueryParameterType {
     QueryParameterType {
-        r#type: v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
+        r#type: text(v, "type"),
         array_type: v.get("arrayType").map(|a| Box::new(param_type_proto(a))),
         struct_types: v
             .get("structTypes")
@@ -268,11 +262,7 @@ fn param_type_proto(v: &Value) -> QueryParameterType {
             .map(|a| {
                 a.iter()
                     .map(|f| QueryParameterStructType {
-                        name: f
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
+                        name: text(f, "name"),
                         r#type: f.get("type").map(param_type_proto),
                         description: String::new(),
                     })
@@ -351,15 +341,14 @@ pub fn job_query_json(
 pub fn job_query_proto(
     v: &Value,
 ) -> gcloud_sdk::google::cloud::bigquery::v2::JobConfigurationQuery {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     gcloud_sdk::google::cloud::bigquery::v2::JobConfigurationQuery {
-        query: s("query"),
+        query: text(v, "query"),
         destination_table: v.get("destinationTable").map(table_ref_proto),
         default_dataset: v.get("defaultDataset").map(dataset_ref_proto),
-        create_disposition: s("createDisposition"),
-        write_disposition: s("writeDisposition"),
-        priority: s("priority"),
-        parameter_mode: s("parameterMode"),
+        create_disposition: text(v, "createDisposition"),
+        write_disposition: text(v, "writeDisposition"),
+        priority: text(v, "priority"),
+        parameter_mode: text(v, "parameterMode"),
         use_legacy_sql: v.get("useLegacySql").and_then(Value::as_bool),
         use_query_cache: v.get("useQueryCache").and_then(Value::as_bool),
         query_parameters: params_proto(v.get("queryParameters")),

@@ -10,15 +10,13 @@ use gcloud_sdk::google::cloud::bigquery::v2::query_request::{
 use gcloud_sdk::google::cloud::bigquery::v2::{
     CancelJobRequest, DeleteJobRequest, DmlStats, ErrorProto, GetJobRequest,
     GetQueryResultsRequest, GetQueryResultsResponse, InsertJobRequest, Job, JobCancelResponse,
-    JobConfiguration, JobCreationReason, JobList, JobReference, JobStatistics, JobStatistics2,
-    JobStatus, ListFormatJob, ListJobsRequest, PostQueryRequest, QueryRequest, QueryResponse,
-    query_response,
+    JobConfiguration, JobConfigurationQuery, JobCreationReason, JobList, JobReference,
+    JobStatistics, JobStatistics2, JobStatus, ListFormatJob, ListJobsRequest, PostQueryRequest,
+    QueryRequest, QueryResponse, query_response,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::convert::{
-    dataset_ref_json, job_query_json, job_query_proto, params_json, schema_to_proto,
-};
+use super::convert::{job_query_json, job_query_proto, schema_to_proto};
 use super::results::{arrow_page, compression, struct_page};
 use crate::api::PageRequest;
 use crate::api::jobs::{
@@ -30,25 +28,18 @@ use crate::rest::AppState;
 use crate::rest::encode::EncodeOptions;
 use crate::sql::engine::QueryOutput;
 
-/// The JSON query configuration of a `QueryRequest` (what REST's `jobs.query` body holds).
+/// The JSON query configuration of a `QueryRequest` (what REST's `jobs.query` body holds):
+/// the query fields it shares with a query job's configuration, written as a job's are.
 fn query_config(q: &QueryRequest) -> Result<Value, BqError> {
-    let mut c = json!({"query": q.query});
-    if let Some(d) = &q.default_dataset {
-        c["defaultDataset"] = dataset_ref_json(d);
-    }
-    if let Some(l) = q.use_legacy_sql {
-        c["useLegacySql"] = l.into();
-    }
-    if let Some(u) = q.use_query_cache {
-        c["useQueryCache"] = u.into();
-    }
-    if !q.parameter_mode.is_empty() {
-        c["parameterMode"] = q.parameter_mode.clone().into();
-    }
-    if !q.query_parameters.is_empty() {
-        c["queryParameters"] = params_json(&q.query_parameters)?;
-    }
-    Ok(c)
+    job_query_json(&JobConfigurationQuery {
+        query: q.query.clone(),
+        default_dataset: q.default_dataset.clone(),
+        use_legacy_sql: q.use_legacy_sql,
+        use_query_cache: q.use_query_cache,
+        parameter_mode: q.parameter_mode.clone(),
+        query_parameters: q.query_parameters.clone(),
+        ..Default::default()
+    })
 }
 
 /// How struct-encoded cells are written: `use_int64_timestamp`, or

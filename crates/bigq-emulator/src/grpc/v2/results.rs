@@ -5,13 +5,14 @@
 
 use arrow_ipc::CompressionType;
 use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::record_batch::RecordBatch;
 use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::CompressionCodec;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
 };
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value as ProtoValue};
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::api::PageRequest;
 use crate::api::jobs::PAGE_BYTES;
@@ -50,12 +51,12 @@ pub fn struct_page(
         opts,
     );
     text.push(']');
-    let rows: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
+    let rows: Vec<ProtoJson> = serde_json::from_str(&text).map_err(|e| {
         BqError::internal(format!("bigq-emulator wrote rows it cannot read back: {e}"))
     })?;
     let rows = rows
         .into_iter()
-        .map(|r| match json_to_proto(r).kind {
+        .map(|ProtoJson(r)| match r.kind {
             Some(Kind::StructValue(s)) => Ok(s),
             _ => Err(BqError::internal(
                 "bigq-emulator wrote a row that is not an object",
@@ -69,21 +70,74 @@ pub fn struct_page(
     })
 }
 
-/// A JSON value as `google.protobuf.Value`.
-pub fn json_to_proto(v: Value) -> ProtoValue {
-    let kind = match v {
-        Value::Null => Kind::NullValue(0),
-        Value::Bool(b) => Kind::BoolValue(b),
-        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
-        Value::String(s) => Kind::StringValue(s),
-        Value::Array(a) => Kind::ListValue(ListValue {
-            values: a.into_iter().map(json_to_proto).collect(),
-        }),
-        Value::Object(o) => Kind::StructValue(Struct {
-            fields: o.into_iter().map(|(k, v)| (k, json_to_proto(v))).collect(),
-        }),
-    };
-    ProtoValue { kind: Some(kind) }
+/// A `google.protobuf.Value` read straight from JSON text, with no `serde_json::Value`
+/// tree in between (a page's rows are parsed once, into the message the response holds).
+struct ProtoJson(ProtoValue);
+
+impl ProtoJson {
+    fn of(kind: Kind) -> ProtoJson {
+        ProtoJson(ProtoValue { kind: Some(kind) })
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtoJson {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProtoJson, D::Error> {
+        d.deserialize_any(ProtoJsonVisitor)
+    }
+}
+
+struct ProtoJsonVisitor;
+
+impl<'de> Visitor<'de> for ProtoJsonVisitor {
+    type Value = ProtoJson;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::NullValue(0)))
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::BoolValue(b)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::NumberValue(v as f64)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::NumberValue(v as f64)))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::NumberValue(v)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::StringValue(s.to_owned())))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<ProtoJson, E> {
+        Ok(ProtoJson::of(Kind::StringValue(s)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ProtoJson, A::Error> {
+        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(ProtoJson(v)) = seq.next_element()? {
+            values.push(v);
+        }
+        Ok(ProtoJson::of(Kind::ListValue(ListValue { values })))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProtoJson, A::Error> {
+        let mut fields = std::collections::BTreeMap::new();
+        while let Some((k, ProtoJson(v))) = map.next_entry::<String, ProtoJson>()? {
+            fields.insert(k, v);
+        }
+        Ok(ProtoJson::of(Kind::StructValue(Struct { fields })))
+    }
 }
 
 /// The IPC buffer compression `ArrowSerializationOptions` asks for.
@@ -146,14 +200,13 @@ pub fn arrow_page(
     let serialized_record_batch = if n == 0 {
         Vec::new()
     } else {
-        let conformed = out
-            .batches
-            .iter()
-            .map(|b| conform_batch(b, &schema))
+        // Only the page's rows are conformed and joined, not the whole result.
+        let conformed = rows_of(&out.batches, start, n)
+            .map(|b| conform_batch(&b, &schema))
             .collect::<Result<Vec<_>, _>>()?;
-        let all = concat_batches(&schema, &conformed)
+        let page = concat_batches(&schema, &conformed)
             .map_err(|e| BqError::internal(format!("bigq-emulator cannot join batches: {e}")))?;
-        encoder.batch(&all.slice(start, n))?
+        encoder.batch(&page)?
     };
     let end = start + n;
     Ok(ArrowPage {
@@ -165,6 +218,22 @@ pub fn arrow_page(
         },
         rows: n,
         next: (end < total).then(|| end.to_string()),
+    })
+}
+
+/// Rows `start..start + n` of `batches`, as zero-copy slices of the batches they fall in.
+fn rows_of(
+    batches: &[RecordBatch],
+    start: usize,
+    n: usize,
+) -> impl Iterator<Item = RecordBatch> + '_ {
+    let end = start + n;
+    let mut first = 0;
+    batches.iter().filter_map(move |b| {
+        let (from, to) = (first, first + b.num_rows());
+        first = to;
+        let (lo, hi) = (from.max(start), to.min(end));
+        (lo < hi).then(|| b.slice(lo - from, hi - lo))
     })
 }
 
@@ -190,8 +259,9 @@ mod tests {
 
     #[test]
     fn json_maps_onto_protobuf_values() {
-        let v =
-            json_to_proto(serde_json::json!({"f": [{"v": "1"}, {"v": null}, {"v": [{"v": "a"}]}]}));
+        let ProtoJson(v) =
+            serde_json::from_str(r#"{"f": [{"v": "1"}, {"v": null}, {"v": [{"v": "a"}]}]}"#)
+                .unwrap();
         let Some(Kind::StructValue(row)) = v.kind else {
             panic!("not a struct");
         };
@@ -206,6 +276,20 @@ mod tests {
         assert_eq!(cell(0), Some(Kind::StringValue("1".into())));
         assert_eq!(cell(1), Some(Kind::NullValue(0)));
         assert!(matches!(cell(2), Some(Kind::ListValue(l)) if l.values.len() == 1));
+        // Numbers (integer or not) and booleans, though the row encoder writes neither.
+        let ProtoJson(v) = serde_json::from_str("[7, -2.5, true]").unwrap();
+        let Some(Kind::ListValue(l)) = v.kind else {
+            panic!("not a list");
+        };
+        let kinds: Vec<_> = l.values.into_iter().map(|v| v.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(Kind::NumberValue(7.0)),
+                Some(Kind::NumberValue(-2.5)),
+                Some(Kind::BoolValue(true))
+            ]
+        );
     }
 
     #[tokio::test]
@@ -273,6 +357,37 @@ mod tests {
         assert_eq!(a.rows, 0);
         assert!(a.batch.serialized_record_batch.is_empty());
         assert!(!a.schema.serialized_schema.is_empty());
+    }
+
+    #[test]
+    fn rows_of_spans_batch_boundaries() {
+        use datafusion::arrow::array::Int64Array;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let schema =
+            std::sync::Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let batch = |v: Vec<i64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![std::sync::Arc::new(Int64Array::from(v))],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![0, 1, 2]),
+            batch(vec![]),
+            batch(vec![3, 4]),
+            batch(vec![5, 6, 7]),
+        ];
+        let values = |start, n| -> Vec<i64> {
+            rows_of(&batches, start, n)
+                .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+                .collect()
+        };
+        assert_eq!(values(0, 8), (0..8).collect::<Vec<_>>());
+        assert_eq!(values(2, 4), [2, 3, 4, 5]);
+        assert_eq!(values(3, 2), [3, 4]);
+        assert_eq!(values(7, 5), [7]);
+        assert!(values(8, 1).is_empty());
     }
 
     #[test]

@@ -15,14 +15,6 @@ use crate::catalog::{Table as CoreTable, TableKind, TableRef};
 use crate::error::BqError;
 use crate::rest::{AppState, etag};
 
-fn table_ref(project: &str, dataset: &str, table: &str) -> TableRef {
-    TableRef {
-        project: project.into(),
-        dataset: dataset.into(),
-        table: table.into(),
-    }
-}
-
 fn message(s: &AppState, t: &TableRef, table: &CoreTable) -> Table {
     let (rows, bytes) = match table.kind {
         TableKind::Table => (table.num_rows(), table.num_bytes()),
@@ -76,7 +68,7 @@ pub async fn get(s: Arc<AppState>, req: GetTableRequest) -> Result<Table, BqErro
             )));
         }
     };
-    let t = table_ref(&req.project_id, &req.dataset_id, &req.table_id);
+    let t = TableRef::new(&req.project_id, &req.dataset_id, &req.table_id);
     let table = core::get(&s, &t)?;
     let mut m = message(&s, &t, &table);
     if !view.storage_stats() {
@@ -95,7 +87,7 @@ pub async fn get(s: Arc<AppState>, req: GetTableRequest) -> Result<Table, BqErro
 pub async fn insert(s: Arc<AppState>, req: InsertTableRequest) -> Result<Table, BqError> {
     let table = req.table.unwrap_or_default();
     let r = table.table_reference.clone().unwrap_or_default();
-    let t = table_ref(&req.project_id, &req.dataset_id, &r.table_id);
+    let t = TableRef::new(&req.project_id, &req.dataset_id, &r.table_id);
     let spec = TableSpec {
         schema: schema_from_proto(table.schema.as_ref())?,
         view_query: table.view.as_ref().map(|v| v.query.clone()),
@@ -109,7 +101,7 @@ pub async fn insert(s: Arc<AppState>, req: InsertTableRequest) -> Result<Table, 
 /// "clear the description", so an absent one is left as it is).
 pub async fn patch(s: Arc<AppState>, req: UpdateOrPatchTableRequest) -> Result<Table, BqError> {
     let table = req.table.unwrap_or_default();
-    let t = table_ref(&req.project_id, &req.dataset_id, &req.table_id);
+    let t = TableRef::new(&req.project_id, &req.dataset_id, &req.table_id);
     let change = TablePatch {
         description: table.description.clone().map(Some),
         schema: match &table.schema {
@@ -125,7 +117,7 @@ pub async fn patch(s: Arc<AppState>, req: UpdateOrPatchTableRequest) -> Result<T
 pub async fn delete(s: Arc<AppState>, req: DeleteTableRequest) -> Result<(), BqError> {
     core::delete(
         &s,
-        &table_ref(&req.project_id, &req.dataset_id, &req.table_id),
+        &TableRef::new(&req.project_id, &req.dataset_id, &req.table_id),
     )
 }
 
