@@ -104,7 +104,9 @@ impl ClientBuilder {
     }
 
     /// Sets how queries, jobs, datasets and tables are reached: [`Transport::Rest`] (the
-    /// default) or [`Transport::Grpc`].
+    /// default) or [`Transport::Grpc`]. With gRPC, [`build`](Self::build) starts connecting
+    /// in the background, so the first call finds the connection open (a connection that
+    /// fails there is retried, and reported, by that call).
     ///
     /// ```no_run
     /// # async fn run() -> bigq::Result<()> {
@@ -240,6 +242,11 @@ impl ClientBuilder {
                 ));
             }
         }
+        v2.share_with(&grpc);
+        if self.transport == Transport::Grpc {
+            // Queries, jobs and admin calls all go over the v2 channel: connect it now.
+            v2.warm_up();
+        }
         Ok(Client {
             inner: Arc::new(Inner {
                 project,
@@ -325,5 +332,51 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("http://"), "{e}");
+    }
+
+    /// With gRPC the client connects while it is built, before any call, on one connection
+    /// when the v2 and Storage APIs share an endpoint; with REST it does not.
+    #[tokio::test]
+    async fn grpc_clients_connect_once_ahead_of_the_first_call() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let build = |transport| {
+            Client::builder()
+                .with_project("p")
+                .with_emulator(format!("127.0.0.1:{}", addr.port()))
+                .with_emulator_grpc(format!("127.0.0.1:{}", addr.port()))
+                .with_transport(transport)
+                .build()
+        };
+        let accept = || tokio::time::timeout(Duration::from_millis(300), listener.accept());
+        let rest = build(Transport::Rest).await.unwrap();
+        assert!(
+            accept().await.is_err(),
+            "a REST client connected to the gRPC port"
+        );
+        let grpc = build(Transport::Grpc).await.unwrap();
+        let (_conn, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+            .await
+            .expect("the gRPC client did not connect while built")
+            .unwrap();
+        assert!(
+            accept().await.is_err(),
+            "a second connection for the Storage API"
+        );
+        assert!(Arc::ptr_eq(&grpc.inner.v2.cell(), &grpc.inner.grpc.cell()));
+        assert!(!Arc::ptr_eq(
+            &rest.inner.v2.cell(),
+            &Client::builder()
+                .with_project("p")
+                .with_emulator("127.0.0.1:9")
+                .with_grpc_endpoint("http://127.0.0.1:10")
+                .with_storage_endpoint("http://127.0.0.1:11")
+                .build()
+                .await
+                .unwrap()
+                .inner
+                .grpc
+                .cell()
+        ));
     }
 }

@@ -3,6 +3,7 @@
 //! calls with retries, and gRPC statuses as bigq [`Error`]s.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tonic::metadata::{MetadataMap, MetadataValue};
@@ -16,8 +17,9 @@ use crate::error::{Error, ErrorKind, Result, SourceText};
 /// the limit leaves room above that.
 pub(crate) const MAX_DECODING_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
 
-/// The Storage API endpoint and its channel, connected on first use so that a client can be
-/// built before (or outside) the runtime that first reads with it.
+/// A gRPC endpoint and its channel: connected on first use, so that a client can be built
+/// before (or outside) the runtime that first calls with it, or ahead of the first call by
+/// [`warm_up`](Self::warm_up).
 pub(crate) struct GrpcChannel {
     endpoint: String,
     connect_timeout: Duration,
@@ -25,7 +27,9 @@ pub(crate) struct GrpcChannel {
     /// Why this channel must not be used, if it must not (a REST emulator without a Storage
     /// emulator would otherwise send anonymous Storage calls to Google).
     refused: Option<String>,
-    channel: tokio::sync::OnceCell<Channel>,
+    /// Shared with the other service's channel when both name the same endpoint (an
+    /// emulator serving the v2 and Storage APIs on one port): one connection for both.
+    channel: Arc<tokio::sync::OnceCell<Channel>>,
 }
 
 impl GrpcChannel {
@@ -35,7 +39,7 @@ impl GrpcChannel {
             connect_timeout,
             user_agent,
             refused: None,
-            channel: tokio::sync::OnceCell::new(),
+            channel: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
 
@@ -45,19 +49,56 @@ impl GrpcChannel {
         self
     }
 
+    /// Uses `other`'s connection when both channels serve and name the same endpoint.
+    pub(crate) fn share_with(&mut self, other: &GrpcChannel) {
+        if self.endpoint == other.endpoint && self.refused.is_none() && other.refused.is_none() {
+            self.channel = other.channel.clone();
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn cell(&self) -> Arc<tokio::sync::OnceCell<Channel>> {
+        self.channel.clone()
+    }
+
     pub(crate) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
-    /// The channel (one HTTP/2 connection, reconnected by tonic when it breaks).
+    /// The channel (one HTTP/2 connection, reconnected by tonic when it breaks). Waits for
+    /// a [`warm_up`](Self::warm_up) still connecting.
     pub(crate) async fn channel(&self) -> Result<Channel> {
         self.channel
-            .get_or_try_init(|| async { self.make_channel() })
+            .get_or_try_init(|| async { Ok(self.endpoint_config()?.connect_lazy()) })
             .await
             .cloned()
     }
 
-    fn make_channel(&self) -> Result<Channel> {
+    /// Connects in the background, on the current Tokio runtime (nothing without one), so
+    /// that the first call does not pay for the TCP, TLS and HTTP/2 handshakes. A failure
+    /// here is not an error: the channel is then left to connect on first use, where the
+    /// call reports what went wrong.
+    pub(crate) fn warm_up(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Ok(endpoint) = self.endpoint_config() else {
+            return;
+        };
+        let cell = self.channel.clone();
+        runtime.spawn(async move {
+            let _ = cell
+                .get_or_init(|| async {
+                    match endpoint.connect().await {
+                        Ok(channel) => channel,
+                        Err(_) => endpoint.connect_lazy(),
+                    }
+                })
+                .await;
+        });
+    }
+
+    fn endpoint_config(&self) -> Result<Endpoint> {
         if let Some(why) = &self.refused {
             return Err(Error::config(why.clone()));
         }
@@ -71,7 +112,13 @@ impl GrpcChannel {
             .map_err(bad)?
             .connect_timeout(self.connect_timeout)
             .tcp_nodelay(true)
-            .http2_adaptive_window(true)
+            // Fixed large windows rather than hyper's adaptive ones, which start every new
+            // connection at HTTP/2's 64 KiB and grow only as pings measure the link: a
+            // first Query page or ReadRows message of several MB would otherwise crawl
+            // through many window updates. 8 MiB per stream covers a 1 Gbit/s link with a
+            // 60 ms round trip; 32 MiB per connection lets four read streams run at once.
+            .initial_stream_window_size(8 << 20)
+            .initial_connection_window_size(32 << 20)
             .http2_keep_alive_interval(Duration::from_secs(30))
             .keep_alive_while_idle(true);
         if self.endpoint.starts_with("https://") {
@@ -79,7 +126,7 @@ impl GrpcChannel {
                 .tls_config(ClientTlsConfig::new().with_webpki_roots())
                 .map_err(bad)?;
         }
-        Ok(ep.connect_lazy())
+        Ok(ep)
     }
 }
 
