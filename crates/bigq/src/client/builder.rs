@@ -104,9 +104,10 @@ impl ClientBuilder {
     }
 
     /// Sets how queries, jobs, datasets and tables are reached: [`Transport::Rest`] (the
-    /// default) or [`Transport::Grpc`]. With gRPC, [`build`](Self::build) starts connecting
-    /// in the background, so the first call finds the connection open (a connection that
-    /// fails there is retried, and reported, by that call).
+    /// default) or [`Transport::Grpc`]. With gRPC, [`build`](Self::build) connects (waiting
+    /// up to a second, then going on in the background), so the first call finds the
+    /// connection open; a connection that fails there is not an error of `build` but is
+    /// retried, and reported, by the first call.
     ///
     /// ```no_run
     /// # async fn run() -> bigq::Result<()> {
@@ -245,7 +246,7 @@ impl ClientBuilder {
         v2.share_with(&grpc);
         if self.transport == Transport::Grpc {
             // Queries, jobs and admin calls all go over the v2 channel: connect it now.
-            v2.warm_up();
+            v2.warm_up(WARM_UP_WAIT).await;
         }
         Ok(Client {
             inner: Arc::new(Inner {
@@ -263,6 +264,10 @@ impl ClientBuilder {
         })
     }
 }
+
+/// How long [`ClientBuilder::build`] waits for a gRPC client's connection before leaving it
+/// to finish in the background.
+const WARM_UP_WAIT: Duration = Duration::from_secs(1);
 
 /// An endpoint as given (or `default`), without a trailing slash; `what` names it in the
 /// error for one that is not http(s).
@@ -335,7 +340,9 @@ mod tests {
     }
 
     /// With gRPC the client connects while it is built, before any call, on one connection
-    /// when the v2 and Storage APIs share an endpoint; with REST it does not.
+    /// when the v2 and Storage APIs share an endpoint; with REST it does not. Nobody answers
+    /// on the port here, so `build` also shows that a connection that does not complete
+    /// is not an error.
     #[tokio::test]
     async fn grpc_clients_connect_once_ahead_of_the_first_call() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -74,11 +74,12 @@ impl GrpcChannel {
             .cloned()
     }
 
-    /// Connects in the background, on the current Tokio runtime (nothing without one), so
-    /// that the first call does not pay for the TCP, TLS and HTTP/2 handshakes. A failure
-    /// here is not an error: the channel is then left to connect on first use, where the
-    /// call reports what went wrong.
-    pub(crate) fn warm_up(&self) {
+    /// Starts connecting, on the current Tokio runtime (nothing without one), and waits up
+    /// to `wait` for the connection, so that the first call does not pay for the TCP, TLS
+    /// and HTTP/2 handshakes. A connection still being made after `wait` goes on in the
+    /// background (the first call waits for it). A failure here is not an error: the
+    /// channel is then left to connect on first use, where the call reports what went wrong.
+    pub(crate) async fn warm_up(&self, wait: Duration) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -86,7 +87,7 @@ impl GrpcChannel {
             return;
         };
         let cell = self.channel.clone();
-        runtime.spawn(async move {
+        let connecting = runtime.spawn(async move {
             let _ = cell
                 .get_or_init(|| async {
                     match endpoint.connect().await {
@@ -96,6 +97,7 @@ impl GrpcChannel {
                 })
                 .await;
         });
+        let _ = tokio::time::timeout(wait, connecting).await;
     }
 
     fn endpoint_config(&self) -> Result<Endpoint> {
