@@ -50,8 +50,12 @@ const SESSION_TTL: Duration = Duration::from_secs(6 * 3600);
 #[derive(Debug)]
 struct Chunk {
     start: u64,
+    /// The rows (slices of the table's own arrays where the wire layout is the same).
     batch: RecordBatch,
-    encoded: Vec<u8>,
+    /// The IPC message, until a `ReadRows` call sends it: it is moved into that response
+    /// rather than copied, so a session that has been read holds no encoded bytes (a
+    /// session lives for hours). A later read of the same rows encodes them again.
+    encoded: Mutex<Option<Vec<u8>>>,
 }
 
 impl Chunk {
@@ -212,13 +216,13 @@ fn stream_bounds(rows: u64, n: u64) -> Vec<u64> {
 }
 
 /// Cuts the rows into chunks of at most [`MAX_CHUNK_ROWS`] rows and about [`CHUNK_BYTES`],
-/// never across a stream boundary, and encodes each.
+/// never across a stream boundary, and encodes each, on every core.
 fn chunks(
     batches: &[RecordBatch],
     bounds: &[u64],
     encoder: &IpcEncoder,
 ) -> BqResult<(Vec<Chunk>, u64)> {
-    let mut out = Vec::new();
+    let mut slices = Vec::new();
     let mut bytes = 0;
     let mut at = 0u64;
     for batch in batches {
@@ -239,17 +243,43 @@ fn chunks(
                 .find(|b| *b > pos)
                 .unwrap_or(u64::MAX);
             let len = chunk_rows.min(rows - offset).min(next_bound - pos);
-            let slice = batch.slice(offset as usize, len as usize);
-            let encoded = encoder.batch(&slice)?;
-            out.push(Chunk {
-                start: pos,
-                batch: slice,
-                encoded,
-            });
+            slices.push((pos, batch.slice(offset as usize, len as usize)));
             offset += len;
         }
         at += rows;
     }
+    // Compression is most of a session's set-up: the chunks are encoded in contiguous runs,
+    // one per core.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = slices.len().div_ceil(threads).max(1);
+    let encoded = std::thread::scope(|scope| {
+        let runs: Vec<_> = slices
+            .chunks(per_thread)
+            .map(|run| {
+                scope.spawn(move || {
+                    run.iter()
+                        .map(|(_, slice)| encoder.batch(slice))
+                        .collect::<BqResult<Vec<_>>>()
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|r| {
+                r.join().unwrap_or_else(|_| {
+                    Err(BqError::internal("bigq-emulator failed encoding a batch"))
+                })
+            })
+            .collect::<BqResult<Vec<_>>>()
+    })?;
+    let out = slices
+        .into_iter()
+        .zip(encoded.into_iter().flatten())
+        .map(|((start, batch), encoded)| Chunk {
+            start,
+            batch,
+            encoded: Mutex::new(Some(encoded)),
+        })
+        .collect();
     Ok((out, bytes))
 }
 
@@ -604,8 +634,16 @@ impl Iterator for Responses {
             .end()
             .min(self.range.end)
             .min(self.cut.unwrap_or(u64::MAX));
-        let message = if self.pos == chunk.start && end == chunk.end() {
-            chunk.encoded.clone()
+        let whole = self.pos == chunk.start && end == chunk.end();
+        let take_encoded = || {
+            chunk
+                .encoded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+        };
+        let message = if let Some(encoded) = whole.then(take_encoded).flatten() {
+            encoded
         } else {
             let slice = chunk
                 .batch
