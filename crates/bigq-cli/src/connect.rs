@@ -24,8 +24,3 @@ pub async fn client(global: &Global, transport: Transport) -> Result<Client> {
     }
     Ok(b.from_env().build().await?)
 }
-
-/// Whether the client talks to an emulator rather than Google's endpoints.
-pub fn is_emulator(client: &Client) -> bool {
-    !client.rest_endpoint().contains(".googleapis.com")
-}

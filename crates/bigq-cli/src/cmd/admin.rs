@@ -9,59 +9,14 @@ use crate::connect;
 use crate::error::{Failure, Result};
 
 /// `bigq datasets`: one dataset id a line.
-///
-/// bigq has no `datasets.list` yet. Against BigQuery the ids come from the region's
-/// `INFORMATION_SCHEMA.SCHEMATA` (the `--location`, US by default); an emulator, which has no
-/// such view, is asked with a plain anonymous `GET .../datasets` on its REST endpoint.
 pub async fn datasets(global: &Global) -> Result<()> {
     let client = connect::client(global, Transport::Rest).await?;
-    let ids = if connect::is_emulator(&client) {
-        emulator_datasets(&client).await?
-    } else {
-        let region = global
-            .location
-            .as_deref()
-            .unwrap_or("US")
-            .to_ascii_lowercase();
-        let sql = format!(
-            "SELECT schema_name FROM `{}`.`region-{region}`.INFORMATION_SCHEMA.SCHEMATA ORDER BY schema_name",
-            client.project()
-        );
-        let rows: Vec<(String,)> = client.query(sql).fetch_all().await?;
-        rows.into_iter().map(|(id,)| id).collect()
-    };
-    for id in ids {
-        println!("{id}");
+    let mut datasets = client.list_datasets(None, false).await?;
+    datasets.sort_by(|a, b| a.dataset_id().cmp(b.dataset_id()));
+    for d in datasets {
+        println!("{}", d.dataset_id());
     }
     Ok(())
-}
-
-async fn emulator_datasets(client: &bigq::Client) -> Result<Vec<String>> {
-    let url = format!(
-        "{}/projects/{}/datasets?all=true",
-        client.rest_endpoint(),
-        client.project()
-    );
-    let http = |e: reqwest::Error| Failure::new(format!("listing datasets: {e}"));
-    let body: serde_json::Value = reqwest::get(&url)
-        .await
-        .map_err(http)?
-        .error_for_status()
-        .map_err(http)?
-        .json()
-        .await
-        .map_err(http)?;
-    let mut ids: Vec<String> = body["datasets"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|d| d["datasetReference"]["datasetId"].as_str())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    ids.sort();
-    Ok(ids)
 }
 
 /// `bigq tables DATASET`: one table id a line, with its type.

@@ -101,6 +101,44 @@ impl Dataset {
     }
 }
 
+/// A dataset as `datasets.list` describes it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DatasetListItem {
+    pub(super) dataset_reference: DatasetReference,
+    /// The location.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// A friendly name.
+    #[serde(default)]
+    pub friendly_name: Option<String>,
+    /// Labels.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl DatasetListItem {
+    /// The project id.
+    pub fn project_id(&self) -> &str {
+        &self.dataset_reference.project_id
+    }
+
+    /// The dataset id.
+    pub fn dataset_id(&self) -> &str {
+        &self.dataset_reference.dataset_id
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DatasetList {
+    #[serde(default)]
+    datasets: Vec<DatasetListItem>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
 impl Client {
     /// Creates a dataset. Fails with [`is_already_exists`](crate::Error::is_already_exists)
     /// when it exists.
@@ -134,6 +172,50 @@ impl Client {
             &id.dataset,
         ]))
         .await
+    }
+
+    /// Lists the datasets of `project` (the client's when `None`), every page; with `all`,
+    /// hidden datasets (whose id starts with `_`) too.
+    ///
+    /// ```no_run
+    /// # async fn run(client: bigq::Client) -> bigq::Result<()> {
+    /// for d in client.list_datasets(None, false).await? {
+    ///     println!("{} ({})", d.dataset_id(), d.location.as_deref().unwrap_or("?"));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn list_datasets(
+        &self,
+        project: Option<&str>,
+        all: bool,
+    ) -> Result<Vec<DatasetListItem>> {
+        let project = project.unwrap_or(&self.inner.project);
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let (items, next) = if self.inner.transport == Transport::Grpc {
+                Box::pin(self.grpc_list_datasets(project, all, token.as_deref())).await?
+            } else {
+                let path = ["projects", project, "datasets"];
+                let mut req = Request::get(&path);
+                if all {
+                    req = req.query("all", true);
+                }
+                if let Some(t) = &token {
+                    req = req.query("pageToken", t);
+                }
+                let page: DatasetList = self.call(req).await?;
+                (
+                    page.datasets,
+                    page.next_page_token.filter(|t| !t.is_empty()),
+                )
+            };
+            out.extend(items);
+            match next {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
     }
 
     /// Deletes a dataset; with `delete_contents` its tables too (otherwise a non-empty

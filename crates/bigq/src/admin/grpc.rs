@@ -8,7 +8,7 @@ use pb::dataset_service_client::DatasetServiceClient;
 use pb::table_service_client::TableServiceClient;
 use tonic::transport::Channel;
 
-use super::datasets::{Dataset, DatasetReference};
+use super::datasets::{Dataset, DatasetListItem, DatasetReference};
 use super::tables::{Table, TableListItem, TableReference};
 use super::{DatasetId, TableId};
 use crate::client::Client;
@@ -56,6 +56,45 @@ impl Client {
             })
             .await?;
         Ok(dataset_from_proto(found))
+    }
+
+    pub(super) async fn grpc_list_datasets(
+        &self,
+        project: &str,
+        all: bool,
+        page_token: Option<&str>,
+    ) -> Result<(Vec<DatasetListItem>, Option<String>)> {
+        let request = pb::ListDatasetsRequest {
+            project_id: project.to_string(),
+            page_token: page_token.unwrap_or_default().to_string(),
+            all,
+            ..Default::default()
+        };
+        let list = self
+            .v2_unary("ListDatasets", project, request, |ch, req| async move {
+                datasets(ch).list_datasets(req).await
+            })
+            .await?;
+        let items = list
+            .datasets
+            .into_iter()
+            .map(|d| DatasetListItem {
+                dataset_reference: d
+                    .dataset_reference
+                    .map(|r| DatasetReference {
+                        project_id: r.project_id,
+                        dataset_id: r.dataset_id,
+                    })
+                    .unwrap_or_else(|| DatasetReference {
+                        project_id: String::new(),
+                        dataset_id: String::new(),
+                    }),
+                location: non_empty(d.location),
+                friendly_name: d.friendly_name,
+                labels: d.labels.into_iter().collect(),
+            })
+            .collect();
+        Ok((items, non_empty(list.next_page_token)))
     }
 
     pub(super) async fn grpc_delete_dataset(

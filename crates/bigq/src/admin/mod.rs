@@ -6,7 +6,7 @@ mod jobs;
 mod tabledata;
 mod tables;
 
-pub use datasets::Dataset;
+pub use datasets::{Dataset, DatasetListItem};
 pub(crate) use grpc::schema_from_proto;
 pub use jobs::{Job, JobError};
 pub use tabledata::{InsertError, TableDataBuilder};

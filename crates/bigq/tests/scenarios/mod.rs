@@ -57,6 +57,13 @@ pub async fn create_insert_query_typed_and_arrow(client: &Client) {
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
     let again = client.create_dataset(Dataset::new(&ds)).await.unwrap_err();
     assert!(again.is_already_exists(), "{again:?}");
+    let listed = client.list_datasets(None, false).await.unwrap();
+    let mine = listed.iter().find(|d| d.dataset_id() == ds);
+    assert_eq!(
+        mine.map(|d| d.project_id()),
+        Some(client.project()),
+        "{listed:?}"
+    );
     let table = format!("{ds}.people");
     let created = client
         .create_table(Table::new(&table, people_schema()))
@@ -131,6 +138,8 @@ pub async fn create_insert_query_typed_and_arrow(client: &Client) {
     assert!(gone.is_not_found(), "{gone:?}");
     client.delete_dataset(&ds, true).await.unwrap();
     assert!(client.get_dataset(&ds).await.unwrap_err().is_not_found());
+    let listed = client.list_datasets(None, false).await.unwrap();
+    assert!(!listed.iter().any(|d| d.dataset_id() == ds), "{listed:?}");
 }
 
 /// A sorted result over several pages comes back in order, through REST pages and, where
