@@ -447,6 +447,47 @@ pub fn harness_builder() -> Result<bigq::ClientBuilder, String> {
     Ok(b)
 }
 
+/// The server a measuring tool runs against (`query-overhead`, `read-throughput`): its REST
+/// root, gRPC endpoint and project, from the command line.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// The REST root of the server (`http://127.0.0.1:9050`).
+    #[arg(long)]
+    pub rest: String,
+    /// The gRPC endpoint of the server (`http://127.0.0.1:9060`).
+    #[arg(long)]
+    pub grpc: String,
+    #[arg(long, default_value = "bench-project")]
+    pub project: String,
+}
+
+impl ServerArgs {
+    /// A bigq client for the server, anonymous, over `transport`.
+    pub async fn client(&self, transport: bigq::Transport) -> Result<bigq::Client, String> {
+        bigq::Client::builder()
+            .with_project(&self.project)
+            .with_emulator(&self.rest)
+            .with_emulator_grpc(&self.grpc)
+            .with_transport(transport)
+            .build()
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// A plain tonic channel to the server's gRPC port, connected, for raw calls (with the
+    /// same HTTP/2 windows as bigq's).
+    pub async fn raw_channel(&self) -> Result<tonic::transport::Channel, String> {
+        tonic::transport::Channel::from_shared(self.grpc.clone())
+            .map_err(|e| e.to_string())?
+            .tcp_nodelay(true)
+            .initial_stream_window_size(8 << 20)
+            .initial_connection_window_size(32 << 20)
+            .connect()
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The harness's own client (bigq) for a contender's untimed set-up, from the driver's
 /// environment.
 pub async fn harness_client() -> Result<bigq::Client, String> {

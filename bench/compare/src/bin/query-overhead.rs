@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
-use bench_compare::{expected_rows, scenario_sql};
+use bench_compare::{ServerArgs, expected_rows, scenario_sql};
 use bigq::{Client, Transport};
 use clap::Parser;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
@@ -25,16 +25,11 @@ use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerial
 use serde::Deserialize;
 use tonic::transport::Channel;
 
+/// What bigq adds to a raw query call, over gRPC and REST.
 #[derive(Parser)]
 struct Args {
-    /// The REST root of the server (`http://127.0.0.1:9050`).
-    #[arg(long)]
-    rest: String,
-    /// The gRPC endpoint of the server (`http://127.0.0.1:9060`).
-    #[arg(long)]
-    grpc: String,
-    #[arg(long, default_value = "bench-project")]
-    project: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Timed iterations of each path (after 10 untimed ones).
     #[arg(long, default_value_t = 300)]
     iterations: usize,
@@ -63,29 +58,17 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let builder = |t| {
-        Client::builder()
-            .with_project(&args.project)
-            .with_emulator(&args.rest)
-            .with_emulator_grpc(&args.grpc)
-            .with_transport(t)
-            .build()
-    };
-    let rest_client = builder(Transport::Rest).await.map_err(|e| e.to_string())?;
-    let grpc_client = builder(Transport::Grpc).await.map_err(|e| e.to_string())?;
-    let channel = Channel::from_shared(args.grpc.clone())
-        .map_err(|e| e.to_string())?
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = &args.server;
+    let rest_client = server.client(Transport::Rest).await?;
+    let grpc_client = server.client(Transport::Grpc).await?;
+    let channel = server.raw_channel().await?;
     let http = reqwest::Client::builder()
         .tcp_nodelay(true)
         .build()
         .map_err(|e| e.to_string())?;
     let url = format!(
         "{}/bigquery/v2/projects/{}/queries",
-        args.rest, args.project
+        server.rest, server.project
     );
     println!("| scenario | path | median ms | p10–p90 ms | bigq / raw |");
     println!("|---|---|---|---|---|");
@@ -97,7 +80,7 @@ async fn run(args: Args) -> Result<(), String> {
         for i in 0..args.iterations + 10 {
             // Interleaved, so that load changes hit every path alike.
             let t = [
-                timed(raw_grpc(&channel, &args.project, &sql, expected)).await?,
+                timed(raw_grpc(&channel, &server.project, &sql, expected)).await?,
                 timed(bigq_rows(&grpc_client, &sql, expected)).await?,
                 timed(raw_rest(&http, &url, &sql, expected)).await?,
                 timed(bigq_rows(&rest_client, &sql, expected)).await?,

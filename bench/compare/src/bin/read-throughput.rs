@@ -13,24 +13,20 @@
 
 use std::time::{Duration, Instant};
 
-use bigq::Client;
+use bench_compare::ServerArgs;
 use bigq::read::Compression;
+use bigq::{Client, Transport};
 use clap::Parser;
 use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
 use pb::big_query_read_client::BigQueryReadClient;
 use pb::read_session::TableReadOptions;
 use tonic::transport::Channel;
 
+/// One Storage Read stream: raw ReadRows bytes against bigq decoding the same table.
 #[derive(Parser)]
 struct Args {
-    /// The REST root of the server (`http://127.0.0.1:9050`).
-    #[arg(long)]
-    rest: String,
-    /// The gRPC endpoint of the server (`http://127.0.0.1:9060`).
-    #[arg(long)]
-    grpc: String,
-    #[arg(long, default_value = "bench")]
-    project: String,
+    #[command(flatten)]
+    server: ServerArgs,
     /// `dataset.table` to read.
     #[arg(long, default_value = "ds.scan")]
     table: String,
@@ -150,28 +146,16 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let client = Client::builder()
-        .with_project(&args.project)
-        .with_emulator(&args.rest)
-        .with_emulator_grpc(&args.grpc)
-        .build()
-        .await
-        .map_err(|e| e.to_string())?;
-    let channel = Channel::from_shared(args.grpc.clone())
-        .map_err(|e| e.to_string())?
-        .tcp_nodelay(true)
-        .initial_stream_window_size(8 << 20)
-        .initial_connection_window_size(32 << 20)
-        .connect()
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = &args.server;
+    let client = server.client(Transport::Rest).await?;
+    let channel = server.raw_channel().await?;
     let (dataset, table) = args
         .table
         .split_once('.')
         .ok_or("--table is dataset.table")?;
     let path = format!(
         "projects/{}/datasets/{dataset}/tables/{table}",
-        args.project
+        server.project
     );
     println!(
         "| compression | MB on the wire | raw: CreateReadSession ms | raw: ReadRows s | raw: MB/s | bigq: session + rows + decode s | bigq: MB/s of the wire bytes | rows |"
@@ -182,7 +166,7 @@ async fn run(args: Args) -> Result<(), String> {
             (vec![], vec![], vec![], vec![], vec![]);
         let (mut mb, mut n) = (0.0, 0);
         for i in 0..args.iterations + 2 {
-            let r = raw_read(&channel, &args.project, &path, compression).await?;
+            let r = raw_read(&channel, &server.project, &path, compression).await?;
             let (t, rows_read) = bigq_read(&client, &args.table, compression).await?;
             if i < 2 {
                 continue;
