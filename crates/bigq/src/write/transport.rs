@@ -1,6 +1,8 @@
 //! The Storage Write RPCs the writer makes, behind a trait: over the client's gRPC channel,
 //! or in tests an in-memory server that can cut connections and lose responses.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -10,6 +12,7 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     FinalizeWriteStreamResponse, FlushRowsRequest, FlushRowsResponse, GetWriteStreamRequest,
     WriteStream, big_query_write_client::BigQueryWriteClient,
 };
+use gcloud_sdk::prost::Message;
 use tonic::Status;
 
 use crate::client::Client;
@@ -18,19 +21,72 @@ use crate::error::Error;
 
 /// The responses of one AppendRows connection.
 pub(crate) type Responses = BoxStream<'static, Result<AppendRowsResponse, Status>>;
-/// The requests of one AppendRows connection, as the writer queues them.
-pub(crate) struct Requests(pub(crate) tokio::sync::mpsc::Receiver<AppendRowsRequest>);
+/// The requests of one AppendRows connection, as the writer queues them. Shared, not
+/// owned: the writer keeps every unconfirmed request to send it again after a reconnect,
+/// and a request is up to 20 MB.
+pub(crate) struct Requests(pub(crate) tokio::sync::mpsc::Receiver<Arc<AppendRowsRequest>>);
 
 impl futures::Stream for Requests {
-    type Item = AppendRowsRequest;
+    type Item = Arc<AppendRowsRequest>;
 
     fn poll_next(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<AppendRowsRequest>> {
+    ) -> std::task::Poll<Option<Arc<AppendRowsRequest>>> {
         self.0.poll_recv(cx)
     }
 }
+
+/// The AppendRows codec: prost's encoding of a shared request (prost encodes from a
+/// reference, so the writer's copy is sent as it is) and of the response.
+#[derive(Debug, Clone, Copy, Default)]
+struct AppendRowsCodec;
+
+impl tonic::codec::Codec for AppendRowsCodec {
+    type Encode = Arc<AppendRowsRequest>;
+    type Decode = AppendRowsResponse;
+    type Encoder = AppendRowsCodec;
+    type Decoder = AppendRowsCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        AppendRowsCodec
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        AppendRowsCodec
+    }
+}
+
+impl tonic::codec::Encoder for AppendRowsCodec {
+    type Item = Arc<AppendRowsRequest>;
+    type Error = Status;
+
+    fn encode(
+        &mut self,
+        item: Arc<AppendRowsRequest>,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), Status> {
+        item.encode(dst)
+            .map_err(|e| Status::internal(format!("encoding an AppendRows request: {e}")))
+    }
+}
+
+impl tonic::codec::Decoder for AppendRowsCodec {
+    type Item = AppendRowsResponse;
+    type Error = Status;
+
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<AppendRowsResponse>, Status> {
+        AppendRowsResponse::decode(src)
+            .map(Some)
+            .map_err(|e| Status::internal(format!("decoding an AppendRows response: {e}")))
+    }
+}
+
+/// The method path of AppendRows.
+const APPEND_ROWS: &str = "/google.cloud.bigquery.storage.v1.BigQueryWrite/AppendRows";
 
 type Call<T> = BoxFuture<'static, Result<T, Status>>;
 
@@ -96,9 +152,17 @@ impl WriteTransport for GrpcWrite {
                 .map_err(to_status)?
                 .into_parts();
             let request = tonic::Request::from_parts(metadata, extensions, requests);
-            let mut rpc = BigQueryWriteClient::new(channel)
+            // What the generated client's `append_rows` does, with the codec above.
+            let mut rpc = tonic::client::Grpc::new(channel)
                 .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
-            let responses = rpc.append_rows(request).await?.into_inner();
+            rpc.ready()
+                .await
+                .map_err(|e| Status::unavailable(format!("the channel is not ready: {e}")))?;
+            let path = http::uri::PathAndQuery::from_static(APPEND_ROWS);
+            let responses = rpc
+                .streaming(request, path, AppendRowsCodec)
+                .await?
+                .into_inner();
             Ok(responses.boxed())
         })
     }

@@ -55,7 +55,7 @@ enum RowsSchema {
 
 /// A request sent and not yet confirmed.
 struct InFlight {
-    request: AppendRowsRequest,
+    request: Arc<AppendRowsRequest>,
     schema: RowsSchema,
     rows: usize,
     /// Index (as the writer counts rows) of the request's first row.
@@ -64,7 +64,7 @@ struct InFlight {
 
 /// One AppendRows connection.
 struct Connection {
-    tx: mpsc::Sender<AppendRowsRequest>,
+    tx: mpsc::Sender<Arc<AppendRowsRequest>>,
     responses: Responses,
     /// The writer schema the connection's last request carried or implied; a request with
     /// another one carries its own.
@@ -436,7 +436,7 @@ impl Writer {
             ..Default::default()
         };
         let sent = InFlight {
-            request,
+            request: Arc::new(request),
             schema,
             rows: n,
             first_row,
@@ -453,15 +453,20 @@ impl Writer {
     /// of a connection carries the writer schema, and so does one whose rows have another
     /// schema than the request before it.
     async fn send(&mut self, sent: &InFlight) -> std::result::Result<(), Status> {
-        let mut request = sent.request.clone();
         let new_connection = self.connection.is_none();
         let schema_changed = self
             .connection
             .as_ref()
             .is_some_and(|c| c.schema != sent.schema);
-        if new_connection || schema_changed {
+        // The request as queued is shared with the connection; only one that must carry the
+        // writer schema (a connection's first, or a change of format) is copied to add it.
+        let request = if new_connection || schema_changed {
+            let mut request = AppendRowsRequest::clone(&sent.request);
             self.set_schema(&mut request, &sent.schema);
-        }
+            Arc::new(request)
+        } else {
+            sent.request.clone()
+        };
         let bytes = request.encoded_len() as u64;
         if new_connection {
             let (tx, rx) = mpsc::channel(self.cfg.max_in_flight + 1);
