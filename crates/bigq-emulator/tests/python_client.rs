@@ -60,26 +60,25 @@ async fn python_client_smoke() {
     .await;
 }
 
-/// Replays the recorded `sql/rest_crud` fixtures with `check_recorded_sql.py`
-/// (`../shared/tools` beside the repository) and requires every one to match BigQuery.
-#[tokio::test(flavor = "multi_thread")]
-async fn python_client_replays_rest_crud() {
-    let Some(py) = python() else { return };
+/// Replays the recorded `sql/<suite>` fixtures with `check_recorded_sql.py` (`../shared/tools`
+/// beside the repository) against a fresh emulator; returns the checker's output and its
+/// JSON report.
+async fn replay(py: String, suite: &str) -> (String, serde_json::Value) {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
     let tool = shared.join("tools/check_recorded_sql.py");
     let fixtures = match std::env::var_os("BIGQ_RECORDINGS") {
         Some(d) => PathBuf::from(d),
         None => shared.join("bigquery-recordings"),
     }
-    .join("sql/rest_crud");
+    .join("sql")
+    .join(suite);
     assert!(tool.is_file(), "no checker at {}", tool.display());
     let emu = Emulator::builder()
         .with_project("test-project")
         .start()
         .await
         .expect("start");
-    let report =
-        std::env::temp_dir().join(format!("bigq-emu-rest-crud-{}.json", std::process::id()));
+    let report = std::env::temp_dir().join(format!("bigq-emu-{suite}-{}.json", std::process::id()));
     let out = run(&[
         py,
         tool.display().to_string(),
@@ -94,16 +93,116 @@ async fn python_client_replays_rest_crud() {
         "-q".into(),
     ])
     .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let text = std::fs::read_to_string(&report).unwrap_or_default();
-    let _ = std::fs::remove_file(&report);
-    assert!(
-        stdout.contains("pass rate: 100.0%"),
-        "not every rest_crud fixture matches:\n{stdout}\n{}",
+    let stdout = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!text.is_empty(), "no report written");
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    let _ = std::fs::remove_file(&report);
+    let json = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("no report from the checker ({e}):\n{stdout}"));
+    (stdout, json)
 }
+
+/// Every recorded `sql/rest_crud` fixture matches BigQuery.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_replays_rest_crud() {
+    let Some(py) = python() else { return };
+    let (stdout, _) = replay(py, "rest_crud").await;
+    assert!(
+        stdout.contains("pass rate: 100.0%"),
+        "not every rest_crud fixture matches:\n{stdout}"
+    );
+}
+
+/// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
+/// type, points and distances on BigQuery's sphere; DATE_DIFF); a regression guard, since
+/// the rest of the suite (RANGE, INTERVAL arithmetic, S2 areas, buffers and polygon
+/// predicates) is not served yet.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_replays_specialized_types() {
+    let Some(py) = python() else { return };
+    let (stdout, report) = replay(py, "specialized_types").await;
+    let passed: std::collections::BTreeSet<&str> = report["fixtures"]
+        .as_array()
+        .expect("fixtures in the report")
+        .iter()
+        .filter(|f| f["outcome"] == "pass")
+        .filter_map(|f| f["fixture"].as_str()?.rsplit('/').next())
+        .collect();
+    let missing: Vec<&str> = SPECIALIZED_PASSING
+        .iter()
+        .copied()
+        .filter(|f| !passed.contains(f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "specialized_types fixtures that matched before and no longer do: {missing:?}\n{stdout}"
+    );
+}
+
+/// The specialized_types fixtures that match (58 of 150 on 2026-11-30).
+const SPECIALIZED_PASSING: &[&str] = &[
+    "date_diff_day",
+    "date_diff_month",
+    "date_diff_year",
+    "geography_column_basic",
+    "geography_column_insert",
+    "geography_column_select_filter",
+    "interval_with_timestamp_add",
+    "numeric_in_geog_predicate",
+    "spheroidal_distance_city_match",
+    "spheroidal_distance_metro_close_or_xfail",
+    "spheroidal_distance_national_xfail",
+    "spheroidal_distance_neighborhood_match",
+    "spheroidal_distance_state_xfail",
+    "spheroidal_distance_street_match",
+    "spheroidal_high_latitude_distance",
+    "spheroidal_length_city_match",
+    "spheroidal_length_state_xfail",
+    "st_asgeojson_empty_point",
+    "st_asgeojson_multipoint",
+    "st_asgeojson_point",
+    "st_asgeojson_polygon",
+    "st_astext_point",
+    "st_dimension_line",
+    "st_dimension_point",
+    "st_dimension_polygon",
+    "st_disjoint_yes",
+    "st_distance_continental",
+    "st_dwithin_no",
+    "st_dwithin_yes",
+    "st_endpoint_line",
+    "st_envelope_polygon",
+    "st_equals_basic",
+    "st_geogfromtext_collection",
+    "st_geogfromtext_linestring",
+    "st_geogfromtext_multilinestring",
+    "st_geogfromtext_multipoint",
+    "st_geogfromtext_multipolygon",
+    "st_geogfromtext_point",
+    "st_geogfromtext_polygon",
+    "st_geogpoint",
+    "st_geometrytype_linestring",
+    "st_geometrytype_multipoint",
+    "st_geometrytype_point",
+    "st_geometrytype_polygon",
+    "st_intersects_no",
+    "st_intersectsbox_no",
+    "st_intersectsbox_yes",
+    "st_isclosed_line",
+    "st_isempty_no",
+    "st_isempty_yes",
+    "st_isring_line",
+    "st_isvalid_polygon",
+    "st_length_continental",
+    "st_makepolygon_from_ring",
+    "st_npoints_line",
+    "st_numpoints_polygon",
+    "st_pointn_line",
+    "st_startpoint_line",
+];
 
 /// The official Storage Read client (`google-cloud-bigquery-storage`, with pyarrow and
 /// pandas) reads tables and a query's destination table over gRPC, compressed or not,

@@ -260,10 +260,9 @@ impl Engine {
             .with_default_features()
             .with_catalog_list(catalog.provider())
             .build();
-        Engine {
-            catalog,
-            ctx: SessionContext::new_with_state(state),
-        }
+        let ctx = SessionContext::new_with_state(state);
+        super::geo::register(&ctx);
+        Engine { catalog, ctx }
     }
 
     /// The catalog.

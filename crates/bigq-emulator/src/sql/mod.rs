@@ -1,6 +1,7 @@
 //! GoogleSQL on DataFusion: parsing and rewriting, types, parameters, execution.
 
 pub mod engine;
+pub mod geo;
 pub mod params;
 pub mod rewrite;
 pub mod types;

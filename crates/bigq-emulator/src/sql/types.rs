@@ -163,6 +163,9 @@ pub fn bq_field_of_sql(name: &str, t: &ast::DataType) -> BqResult<TableFieldSche
         D::Datetime(_) => scalar(FieldType::DateTime),
         D::Timestamp(..) => scalar(FieldType::Timestamp),
         D::JSON => scalar(FieldType::Json),
+        D::Custom(n, m) if m.is_empty() && n.to_string().eq_ignore_ascii_case("GEOGRAPHY") => {
+            scalar(FieldType::Geography)
+        }
         D::Array(def) => {
             let inner = match def {
                 ast::ArrayElemTypeDef::AngleBracket(t)
