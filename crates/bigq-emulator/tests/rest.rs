@@ -634,3 +634,72 @@ async fn tables_patch_and_a_query_result_table_through_tables_get() {
     assert_eq!(status, 400);
     assert_eq!(e["error"]["message"], "Invalid value for view: SOME");
 }
+
+/// A query selecting JSON and GEOGRAPHY columns reports those types (not STRING), through
+/// projections, UNION ALL and CREATE TABLE AS SELECT, while a string function of them is a
+/// STRING; GEOGRAPHY values come back as BigQuery's WKT.
+#[tokio::test]
+async fn json_and_geography_columns_keep_their_types_in_results() {
+    let c = Ctx::new().await;
+    c.dataset("d").await;
+    c.query("CREATE TABLE d.g (j JSON, g GEOGRAPHY, ga ARRAY<GEOGRAPHY>, s STRING)")
+        .await;
+    c.query("INSERT INTO d.g (g, ga, s) VALUES (ST_GEOGPOINT(-122.4, 37.8), [ST_GEOGFROMTEXT('LINESTRING(0 0,1 1)')], 'x')")
+        .await;
+    let types = |v: &Value| -> Vec<(String, String)> {
+        v["schema"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let mode = f["mode"].as_str().unwrap_or("NULLABLE");
+                (f["type"].as_str().unwrap().to_string(), mode.to_string())
+            })
+            .collect()
+    };
+    let t = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let v = c
+        .query("SELECT j, g, ga, ST_ASTEXT(g) AS wkt, UPPER(s) AS u FROM d.g")
+        .await;
+    assert_eq!(
+        types(&v),
+        vec![
+            t("JSON", "NULLABLE"),
+            t("GEOGRAPHY", "NULLABLE"),
+            t("GEOGRAPHY", "REPEATED"),
+            t("STRING", "NULLABLE"),
+            t("STRING", "NULLABLE"),
+        ],
+        "{v}"
+    );
+    assert_eq!(
+        cells(&v)[0][1..4],
+        [
+            json!("POINT(-122.4 37.8)"),
+            json!([{"v": "LINESTRING(0 0, 1 1)"}]),
+            json!("POINT(-122.4 37.8)")
+        ]
+    );
+    let v = c
+        .query("SELECT g FROM d.g UNION ALL SELECT g FROM d.g")
+        .await;
+    assert_eq!(types(&v), vec![t("GEOGRAPHY", "NULLABLE")], "{v}");
+    c.query("CREATE TABLE d.g2 AS SELECT j, g FROM d.g").await;
+    let (_, table) = c.get("/datasets/d/tables/g2").await;
+    assert_eq!(table["schema"]["fields"][0]["type"], "JSON", "{table}");
+    assert_eq!(table["schema"]["fields"][1]["type"], "GEOGRAPHY", "{table}");
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT ST_GEOGFROMTEXT('POINT(1)')", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid WKT"),
+        "{v}"
+    );
+}

@@ -2,7 +2,6 @@
 //! the catalog's batches conformed to it, and both encoded as Arrow IPC messages (record
 //! batch buffers optionally LZ4_FRAME or ZSTD compressed).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_ipc::CompressionType;
@@ -18,9 +17,6 @@ use datafusion::arrow::record_batch::RecordBatch;
 use crate::error::{BqError, BqResult};
 use crate::sql::types;
 
-/// Arrow field metadata key naming an extension type.
-const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
-
 /// The Arrow field BigQuery's Storage Read API gives a column: nullable unless REQUIRED,
 /// REPEATED as a non-null list of non-null items, JSON and GEOGRAPHY as strings tagged
 /// with an extension name.
@@ -34,17 +30,10 @@ pub fn wire_field(field: &TableFieldSchema) -> BqResult<Field> {
                 .collect::<BqResult<Vec<_>>>()?;
             Field::new(&field.name, DataType::Struct(Fields::from(children)), true)
         }
-        FieldType::Json | FieldType::Geography => {
-            let ext = if field.field_type == FieldType::Json {
-                "google:sqlType:json"
-            } else {
-                "google:sqlType:geography"
-            };
-            Field::new(&field.name, DataType::Utf8, true).with_metadata(HashMap::from([(
-                EXTENSION_NAME_KEY.to_string(),
-                ext.to_string(),
-            )]))
-        }
+        FieldType::Json | FieldType::Geography => types::tagged(
+            Field::new(&field.name, DataType::Utf8, true),
+            &field.field_type,
+        ),
         _ => {
             let scalar = TableFieldSchema::new(&field.name, field.field_type.clone());
             types::arrow_field(&scalar)?
@@ -187,6 +176,7 @@ impl IpcEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::types::EXTENSION_NAME_KEY;
     use arrow_ipc::reader::StreamReader;
     use datafusion::arrow::array::{Int64Array, StringArray};
 

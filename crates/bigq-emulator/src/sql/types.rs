@@ -48,17 +48,54 @@ fn element_type(field: &TableFieldSchema) -> BqResult<DataType> {
     })
 }
 
+/// Arrow field metadata key naming an extension type.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+
+/// The extension name BigQuery tags a text column of another SQL type with (JSON,
+/// GEOGRAPHY), in Storage Read schemas and in the emulator's own tables, so that a query
+/// selecting such a column reports its type rather than STRING.
+pub fn sql_type_tag(t: &FieldType) -> Option<&'static str> {
+    match t {
+        FieldType::Json => Some("google:sqlType:json"),
+        FieldType::Geography => Some("google:sqlType:geography"),
+        _ => None,
+    }
+}
+
+/// `field` tagged with the extension name of `t`, if it has one.
+pub fn tagged(field: Field, t: &FieldType) -> Field {
+    match sql_type_tag(t) {
+        Some(tag) => field.with_metadata(std::collections::HashMap::from([(
+            EXTENSION_NAME_KEY.to_string(),
+            tag.to_string(),
+        )])),
+        None => field,
+    }
+}
+
+/// The SQL type a field's extension tag names, if any.
+fn tagged_type(field: &Field) -> Option<FieldType> {
+    match field.metadata().get(EXTENSION_NAME_KEY)?.as_str() {
+        "google:sqlType:json" => Some(FieldType::Json),
+        "google:sqlType:geography" => Some(FieldType::Geography),
+        _ => None,
+    }
+}
+
 /// The Arrow field for a BigQuery column.
 pub fn arrow_field(field: &TableFieldSchema) -> BqResult<Field> {
     let t = element_type(field)?;
     Ok(match field.mode() {
         FieldMode::Repeated => Field::new(
             &field.name,
-            DataType::List(Arc::new(Field::new("item", t, true))),
+            DataType::List(Arc::new(tagged(
+                Field::new("item", t, true),
+                &field.field_type,
+            ))),
             true,
         ),
-        FieldMode::Required => Field::new(&field.name, t, false),
-        FieldMode::Nullable => Field::new(&field.name, t, true),
+        FieldMode::Required => tagged(Field::new(&field.name, t, false), &field.field_type),
+        FieldMode::Nullable => tagged(Field::new(&field.name, t, true), &field.field_type),
     })
 }
 
@@ -116,13 +153,20 @@ pub fn bq_type_of(t: &DataType) -> BqResult<FieldType> {
 /// The BigQuery column for an Arrow field of a query result (mode NULLABLE unless
 /// REPEATED, as BigQuery reports query result schemas).
 pub fn bq_field_of(field: &Field) -> BqResult<TableFieldSchema> {
-    let (t, repeated) = match field.data_type() {
+    let (element, repeated) = match field.data_type() {
         DataType::List(item) | DataType::LargeList(item) | DataType::FixedSizeList(item, _) => {
-            (item.data_type(), true)
+            (item.as_ref(), true)
         }
-        t => (t, false),
+        _ => (field, false),
     };
-    let mut out = TableFieldSchema::new(field.name(), bq_type_of(t)?);
+    let t = element.data_type();
+    let bq_type = match tagged_type(element) {
+        Some(tagged) if matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+            tagged
+        }
+        _ => bq_type_of(t)?,
+    };
+    let mut out = TableFieldSchema::new(field.name(), bq_type);
     if let DataType::Struct(fields) = t {
         out.fields = fields
             .iter()
