@@ -117,7 +117,8 @@ async fn python_client_replays_rest_crud() {
 }
 
 /// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
-/// type, points and distances on BigQuery's sphere; DATE_DIFF); a regression guard, since
+/// type, points and distances on BigQuery's sphere; range interval literals; DATE_DIFF); a
+/// regression guard, since
 /// the rest of the suite (RANGE, INTERVAL arithmetic, S2 areas, buffers and polygon
 /// predicates) is not served yet.
 #[tokio::test(flavor = "multi_thread")]
@@ -142,14 +143,19 @@ async fn python_client_replays_specialized_types() {
     );
 }
 
-/// The specialized_types fixtures that match (58 of 150 on 2026-11-30).
+/// The specialized_types fixtures that match (63 of 150 on 2026-11-30).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
     "date_diff_year",
+    "extract_day_from_interval",
+    "extract_hour_from_interval",
+    "extract_year_from_interval",
     "geography_column_basic",
     "geography_column_insert",
     "geography_column_select_filter",
+    "interval_compound_arith",
+    "interval_extract_microsecond",
     "interval_with_timestamp_add",
     "numeric_in_geog_predicate",
     "spheroidal_distance_city_match",

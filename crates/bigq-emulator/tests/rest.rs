@@ -703,3 +703,49 @@ async fn json_and_geography_columns_keep_their_types_in_results() {
         "{v}"
     );
 }
+
+/// Range interval literals (`'Y-M'`, `'D H:M:S'`, signs per group) are read as BigQuery
+/// reads them; a malformed one is an invalidQuery naming it.
+#[tokio::test]
+async fn range_interval_literals() {
+    let c = Ctx::new().await;
+    let v = c
+        .query(
+            "SELECT EXTRACT(DAY FROM INTERVAL '7 12:0:0' DAY TO SECOND), \
+             EXTRACT(HOUR FROM INTERVAL '7 12:0:0' DAY TO SECOND), \
+             EXTRACT(YEAR FROM INTERVAL '5-3' YEAR TO MONTH), \
+             EXTRACT(MONTH FROM INTERVAL '-1-2' YEAR TO MONTH), \
+             EXTRACT(MICROSECOND FROM INTERVAL '0 0:0:0.123456' DAY TO SECOND), \
+             DATETIME '2024-01-15 12:00:00' + INTERVAL '1 6' DAY TO HOUR, \
+             EXTRACT(MINUTE FROM INTERVAL '-2:30' HOUR TO MINUTE)",
+        )
+        .await;
+    assert_eq!(
+        cells(&v)[0],
+        vec![
+            json!("7"),
+            json!("12"),
+            json!("5"),
+            json!("-2"),
+            json!("123456"),
+            json!("2024-01-16T18:00:00"),
+            json!("-30")
+        ],
+        "{v}"
+    );
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT EXTRACT(YEAR FROM INTERVAL '1-x' YEAR TO MONTH)", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["error"]["errors"][0]["reason"], "invalidQuery", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid interval literal"),
+        "{v}"
+    );
+}

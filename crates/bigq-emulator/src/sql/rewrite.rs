@@ -182,6 +182,73 @@ fn interval(e: &Expr) -> Option<Expr> {
     })
 }
 
+/// GoogleSQL's range interval literal (`INTERVAL '1-2' YEAR TO MONTH`,
+/// `INTERVAL '3 4:5:6.5' DAY TO SECOND`) as the interval text DataFusion reads
+/// (`'1 years 2 months'`, `'3 days 4 hours 5 minutes 6.5 seconds'`). The value's groups are
+/// separated by spaces (year-month with `-`, the time with `:`, each with its own sign) and
+/// name the fields from the leading one to the last in order.
+fn range_interval(iv: &ast::Interval) -> BqResult<Expr> {
+    const FIELDS: [&str; 6] = ["year", "month", "day", "hour", "minute", "second"];
+    let bad =
+        |why: &str| BqError::invalid_query(format!("Invalid interval literal {}: {why}", iv.value));
+    let Expr::Value(v) = iv.value.as_ref() else {
+        return Err(bad("the value must be a string"));
+    };
+    let (Value::SingleQuotedString(text) | Value::DoubleQuotedString(text)) = &v.value else {
+        return Err(bad("the value must be a string"));
+    };
+    let index = |f: Option<&ast::DateTimeField>| {
+        f.map(|f| f.to_string().to_ascii_lowercase())
+            .and_then(|n| FIELDS.iter().position(|x| *x == n))
+    };
+    let (Some(first), Some(last)) = (
+        index(iv.leading_field.as_ref()),
+        index(iv.last_field.as_ref()),
+    ) else {
+        return Err(bad("unsupported fields"));
+    };
+    if first > last {
+        return Err(bad("the leading field comes after the last"));
+    }
+    let mut numbers = Vec::new();
+    for group in text.split_whitespace() {
+        let (negative, body) = match group.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, group.strip_prefix('+').unwrap_or(group)),
+        };
+        for n in body.split(['-', ':']) {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return Err(bad("not a number"));
+            }
+            numbers.push(if negative {
+                format!("-{n}")
+            } else {
+                n.to_string()
+            });
+        }
+    }
+    if numbers.len() != last - first + 1 {
+        return Err(bad(&format!(
+            "{} numbers for {} fields",
+            numbers.len(),
+            last - first + 1
+        )));
+    }
+    let text = numbers
+        .iter()
+        .zip(&FIELDS[first..=last])
+        .map(|(n, f)| format!("{n} {f}s"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(Expr::Interval(ast::Interval {
+        value: Box::new(string(&text)),
+        leading_field: None,
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    }))
+}
+
 /// Seconds in a fixed-length part, for TIMESTAMP_DIFF and DATE_DIFF.
 fn part_seconds(part: &str) -> Option<i64> {
     Some(match part {
@@ -498,6 +565,9 @@ impl Rewriter<'_> {
 
     fn expr(&mut self, e: &mut Expr) -> BqResult<()> {
         match e {
+            Expr::Interval(iv) if iv.last_field.is_some() => {
+                *e = range_interval(iv)?;
+            }
             Expr::Cast {
                 kind, data_type, ..
             } => {
