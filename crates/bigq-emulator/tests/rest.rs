@@ -705,7 +705,8 @@ async fn json_and_geography_columns_keep_their_types_in_results() {
 }
 
 /// Range interval literals (`'Y-M'`, `'D H:M:S'`, signs per group) are read as BigQuery
-/// reads them; a malformed one is an invalidQuery naming it.
+/// reads them, INTERVAL results come back typed and in canonical text, and a malformed
+/// literal is an invalidQuery naming it.
 #[tokio::test]
 async fn range_interval_literals() {
     let c = Ctx::new().await;
@@ -731,6 +732,16 @@ async fn range_interval_literals() {
             json!("2024-01-16T18:00:00"),
             json!("-30")
         ],
+        "{v}"
+    );
+    // INTERVAL results are typed INTERVAL, in BigQuery's canonical text.
+    let v = c
+        .query("SELECT INTERVAL '-1-2 3 -4:5:6.5' YEAR TO SECOND AS i, INTERVAL 0 DAY AS z")
+        .await;
+    assert_eq!(v["schema"]["fields"][0]["type"], "INTERVAL", "{v}");
+    assert_eq!(
+        cells(&v)[0],
+        vec![json!("-1-2 3 -4:5:6.5"), json!("0-0 0 0:0:0")],
         "{v}"
     );
     let (status, v) = c

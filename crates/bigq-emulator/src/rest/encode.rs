@@ -10,8 +10,8 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Date64Type, Decimal128Type, Decimal256Type, Float16Type, Float32Type,
-    Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, Time32MillisecondType,
-    Time32SecondType, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
+    Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, IntervalMonthDayNanoType, IntervalUnit,
+    Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
@@ -242,6 +242,17 @@ fn write_value(out: &mut String, a: &dyn Array, i: usize, opts: EncodeOptions) {
             } else {
                 write_f64(out, micros as f64 / 1e6);
             }
+            out.push('"');
+        }
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = a.as_primitive::<IntervalMonthDayNanoType>().value(i);
+            let parts = text::IntervalParts {
+                months: v.months,
+                days: v.days,
+                nanos: v.nanoseconds,
+            };
+            out.push('"');
+            let _ = text::format_interval(parts, out);
             out.push('"');
         }
         DataType::Struct(_) => {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, IntervalUnit, Schema, TimeUnit};
 use datafusion::sql::sqlparser::ast::{self, ExactNumberInfo, StructBracketKind};
 
 use crate::error::{BqError, BqResult};
@@ -141,6 +141,7 @@ pub fn bq_type_of(t: &DataType) -> BqResult<FieldType> {
         DataType::Timestamp(_, None) => FieldType::DateTime,
         DataType::Timestamp(_, Some(_)) => FieldType::Timestamp,
         DataType::Struct(_) => FieldType::Record,
+        DataType::Interval(IntervalUnit::MonthDayNano) => FieldType::Interval,
         DataType::Dictionary(_, v) => return bq_type_of(v),
         other => {
             return Err(BqError::invalid_query(format!(
