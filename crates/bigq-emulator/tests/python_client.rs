@@ -117,8 +117,8 @@ async fn python_client_replays_rest_crud() {
 }
 
 /// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
-/// type, points and distances on BigQuery's sphere; range interval literals and INTERVAL
-/// results; DATE_DIFF); a
+/// type, points and distances on BigQuery's sphere; range interval literals, INTERVAL
+/// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF); a
 /// regression guard, since
 /// the rest of the suite (RANGE, INTERVAL arithmetic, S2 areas, buffers and polygon
 /// predicates) is not served yet.
@@ -144,7 +144,7 @@ async fn python_client_replays_specialized_types() {
     );
 }
 
-/// The specialized_types fixtures that match (66 of 150 on 2026-11-30).
+/// The specialized_types fixtures that match (70 of 150 on 2026-11-30).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
@@ -161,6 +161,10 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "interval_with_timestamp_add",
     "interval_year_to_month",
     "interval_zero",
+    "justify_days_basic",
+    "justify_hours_basic",
+    "justify_interval_basic",
+    "make_interval_basic",
     "numeric_in_geog_predicate",
     "spheroidal_distance_city_match",
     "spheroidal_distance_metro_close_or_xfail",

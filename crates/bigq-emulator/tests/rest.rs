@@ -744,6 +744,23 @@ async fn range_interval_literals() {
         vec![json!("-1-2 3 -4:5:6.5"), json!("0-0 0 0:0:0")],
         "{v}"
     );
+    let v = c
+        .query(
+            "SELECT JUSTIFY_DAYS(INTERVAL 40 DAY), JUSTIFY_HOURS(INTERVAL 30 HOUR), \
+             JUSTIFY_INTERVAL(INTERVAL '0-0 40 30:0:0' YEAR TO SECOND), \
+             MAKE_INTERVAL(1, 2, 3, 4, 5, 6)",
+        )
+        .await;
+    assert_eq!(
+        cells(&v)[0],
+        vec![
+            json!("0-1 10 0:0:0"),
+            json!("0-0 1 6:0:0"),
+            json!("0-1 11 6:0:0"),
+            json!("1-2 3 4:5:6")
+        ],
+        "{v}"
+    );
     let (status, v) = c
         .post(
             "/queries",

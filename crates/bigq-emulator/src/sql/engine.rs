@@ -262,6 +262,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         super::geo::register(&ctx);
+        super::interval::register(&ctx);
         Engine { catalog, ctx }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod engine;
 pub mod geo;
+pub mod interval;
 pub mod params;
 pub mod rewrite;
 pub mod types;

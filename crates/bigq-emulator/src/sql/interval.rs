@@ -1,0 +1,163 @@
+//! BigQuery's INTERVAL functions DataFusion has no counterpart for, as scalar UDFs on
+//! Arrow's month-day-nanosecond intervals: `JUSTIFY_DAYS`, `JUSTIFY_HOURS`,
+//! `JUSTIFY_INTERVAL` and `MAKE_INTERVAL` (six positional parts).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, IntervalMonthDayNanoBuilder};
+use datafusion::arrow::datatypes::{
+    DataType, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit,
+};
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
+use datafusion::prelude::SessionContext;
+
+const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
+
+/// Whole 30-day periods of the days moved into the months (`JUSTIFY_DAYS`).
+fn justify_days(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+    IntervalMonthDayNano::new(v.months + v.days / 30, v.days % 30, v.nanoseconds)
+}
+
+/// Whole 24-hour periods of the time moved into the days (`JUSTIFY_HOURS`).
+fn justify_hours(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+    let days = v.nanoseconds / NANOS_PER_DAY;
+    IntervalMonthDayNano::new(
+        v.months,
+        v.days + days as i32,
+        v.nanoseconds % NANOS_PER_DAY,
+    )
+}
+
+/// Both, hours first (`JUSTIFY_INTERVAL`).
+fn justify_interval(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+    justify_days(justify_hours(v))
+}
+
+fn interval_type() -> DataType {
+    DataType::Interval(IntervalUnit::MonthDayNano)
+}
+
+fn finish(out: ArrayRef, args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
+    Ok(
+        if args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_))) {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        },
+    )
+}
+
+fn rows(args: &[ColumnarValue]) -> usize {
+    args.iter()
+        .find_map(|a| match a {
+            ColumnarValue::Array(a) => Some(a.len()),
+            ColumnarValue::Scalar(_) => None,
+        })
+        .unwrap_or(1)
+}
+
+fn justify(name: &'static str, f: fn(IntervalMonthDayNano) -> IntervalMonthDayNano) -> ScalarUDF {
+    let fun = move |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+        let a = args[0].clone().into_array(rows(args))?;
+        let a = a
+            .as_primitive_opt::<IntervalMonthDayNanoType>()
+            .ok_or_else(|| {
+                DataFusionError::Internal(format!("{name}: INTERVAL as {}", a.data_type()))
+            })?;
+        let out: ArrayRef = Arc::new(a.unary::<_, IntervalMonthDayNanoType>(f));
+        finish(out, args)
+    };
+    create_udf(
+        name,
+        vec![interval_type()],
+        interval_type(),
+        Volatility::Immutable,
+        Arc::new(fun),
+    )
+}
+
+/// `MAKE_INTERVAL(year, month, day, hour, minute, second)`.
+fn make_interval() -> ScalarUDF {
+    let fun = |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+        let n = rows(args);
+        let parts = args
+            .iter()
+            .map(|a| a.clone().into_array(n))
+            .collect::<DfResult<Vec<_>>>()?;
+        let ints = parts
+            .iter()
+            .map(|a| {
+                a.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+                    DataFusionError::Internal(format!("MAKE_INTERVAL: INT64 as {}", a.data_type()))
+                })
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        let mut out = IntervalMonthDayNanoBuilder::with_capacity(n);
+        for i in 0..n {
+            if ints.iter().any(|a| a.is_null(i)) {
+                out.append_null();
+                continue;
+            }
+            let v = |k: usize| ints[k].value(i);
+            let too_big = || {
+                DataFusionError::Execution(format!(
+                    "MAKE_INTERVAL: interval out of range: {}, {}, {}, {}, {}, {}",
+                    v(0),
+                    v(1),
+                    v(2),
+                    v(3),
+                    v(4),
+                    v(5)
+                ))
+            };
+            let months = v(0)
+                .checked_mul(12)
+                .and_then(|m| m.checked_add(v(1)))
+                .and_then(|m| i32::try_from(m).ok())
+                .ok_or_else(too_big)?;
+            let days = i32::try_from(v(2)).map_err(|_| too_big())?;
+            let nanos = v(3)
+                .checked_mul(3600)
+                .and_then(|s| s.checked_add(v(4).checked_mul(60)?))
+                .and_then(|s| s.checked_add(v(5)))
+                .and_then(|s| s.checked_mul(1_000_000_000))
+                .ok_or_else(too_big)?;
+            out.append_value(IntervalMonthDayNano::new(months, days, nanos));
+        }
+        finish(Arc::new(out.finish()), args)
+    };
+    create_udf(
+        "make_interval",
+        vec![DataType::Int64; 6],
+        interval_type(),
+        Volatility::Immutable,
+        Arc::new(fun),
+    )
+}
+
+/// Registers the INTERVAL functions on `ctx`.
+pub fn register(ctx: &SessionContext) {
+    for udf in [
+        justify("justify_days", justify_days),
+        justify("justify_hours", justify_hours),
+        justify("justify_interval", justify_interval),
+        make_interval(),
+    ] {
+        ctx.register_udf(udf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn justify_as_bigquery() {
+        let iv = |m, d, h: i64| IntervalMonthDayNano::new(m, d, h * 3600 * 1_000_000_000);
+        assert_eq!(justify_days(iv(0, 40, 0)), iv(1, 10, 0));
+        assert_eq!(justify_days(iv(0, -40, 0)), iv(-1, -10, 0));
+        assert_eq!(justify_hours(iv(0, 0, 30)), iv(0, 1, 6));
+        assert_eq!(justify_interval(iv(0, 40, 30)), iv(1, 11, 6));
+    }
+}
