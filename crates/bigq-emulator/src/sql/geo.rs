@@ -9,7 +9,6 @@
 //! polygons, the extra vertices it adds when a long edge is written out as GeoJSON) is not
 //! here: those functions stay "Function not found" rather than give planar answers.
 
-use std::fmt::Write as _;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -22,6 +21,8 @@ use datafusion::common::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 use datafusion::prelude::SessionContext;
 use wkt::Wkt;
+
+use super::udf::{arrays, result};
 use wkt::types::{Coord, LineString, Polygon};
 
 /// The radius of the sphere BigQuery measures distances on, in metres (S2's
@@ -142,48 +143,20 @@ impl Geo {
     }
 
     fn wkt(&self) -> String {
-        let mut out = String::new();
-        match self {
-            Geo::Point(c) => {
-                out.push_str("POINT(");
-                coord_text(&mut out, c);
-                out.push(')');
-            }
-            Geo::LineString(c) => {
-                out.push_str("LINESTRING");
-                coords_text(&mut out, c);
-            }
-            Geo::Polygon(r) => {
-                out.push_str("POLYGON");
-                nested_text(&mut out, r, |o, c| coords_text(o, c));
-            }
-            Geo::MultiPoint(c) => {
-                out.push_str("MULTIPOINT");
-                coords_text(&mut out, c);
-            }
-            Geo::MultiLineString(r) => {
-                out.push_str("MULTILINESTRING");
-                nested_text(&mut out, r, |o, c| coords_text(o, c));
-            }
-            Geo::MultiPolygon(p) => {
-                out.push_str("MULTIPOLYGON");
-                nested_text(&mut out, p, |o, r| {
-                    nested_text(o, r, |o, c| coords_text(o, c))
-                });
-            }
-            Geo::Collection(g) if g.is_empty() => out.push_str("GEOMETRYCOLLECTION EMPTY"),
-            Geo::Collection(g) => {
-                out.push_str("GEOMETRYCOLLECTION(");
-                for (i, part) in g.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&part.wkt());
-                }
-                out.push(')');
-            }
-        }
-        out
+        let (kind, body) = match self {
+            Geo::Point(c) => ("POINT", format!("({})", coord_text(c))),
+            Geo::LineString(c) => ("LINESTRING", coords_text(c)),
+            Geo::MultiPoint(c) => ("MULTIPOINT", coords_text(c)),
+            Geo::Polygon(r) => ("POLYGON", list_text(r, |r| coords_text(r))),
+            Geo::MultiLineString(r) => ("MULTILINESTRING", list_text(r, |r| coords_text(r))),
+            Geo::MultiPolygon(p) => (
+                "MULTIPOLYGON",
+                list_text(p, |r| list_text(r, |c| coords_text(c))),
+            ),
+            Geo::Collection(g) if g.is_empty() => return "GEOMETRYCOLLECTION EMPTY".to_string(),
+            Geo::Collection(g) => ("GEOMETRYCOLLECTION", list_text(g, Geo::wkt)),
+        };
+        format!("{kind}{body}")
     }
 
     /// GeoJSON spaced as BigQuery writes it (`{ "type": "Point", "coordinates": [1, 2] }`).
@@ -252,30 +225,18 @@ fn number(v: f64) -> String {
     s
 }
 
-fn coord_text(out: &mut String, c: &Coord) {
-    let _ = write!(out, "{} {}", number(c.x), number(c.y));
+fn coord_text(c: &Coord) -> String {
+    format!("{} {}", number(c.x), number(c.y))
 }
 
-fn coords_text(out: &mut String, cs: &[Coord]) {
-    out.push('(');
-    for (i, c) in cs.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        coord_text(out, c);
-    }
-    out.push(')');
+fn coords_text(cs: &[Coord]) -> String {
+    list_text(cs, coord_text)
 }
 
-fn nested_text<T>(out: &mut String, items: &[T], each: impl Fn(&mut String, &T)) {
-    out.push('(');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        each(out, item);
-    }
-    out.push(')');
+/// `(a, b, ...)`: WKT's list of parts.
+fn list_text<T>(items: &[T], each: impl Fn(&T) -> String) -> String {
+    let parts: Vec<String> = items.iter().map(each).collect();
+    format!("({})", parts.join(", "))
 }
 
 fn coord_json(c: &Coord) -> String {
@@ -304,21 +265,6 @@ fn unsupported(what: &str) -> DataFusionError {
     DataFusionError::Execution(format!("Unsupported by bigq-emulator: {what}"))
 }
 
-fn arrays(args: &[ColumnarValue]) -> DfResult<(Vec<ArrayRef>, usize)> {
-    let rows = args
-        .iter()
-        .find_map(|a| match a {
-            ColumnarValue::Array(a) => Some(a.len()),
-            ColumnarValue::Scalar(_) => None,
-        })
-        .unwrap_or(1);
-    let arrays = args
-        .iter()
-        .map(|a| a.clone().into_array(rows))
-        .collect::<DfResult<Vec<_>>>()?;
-    Ok((arrays, rows))
-}
-
 fn strings<'a>(a: &'a ArrayRef, function: &str) -> DfResult<&'a StringArray> {
     a.as_any().downcast_ref::<StringArray>().ok_or_else(|| {
         DataFusionError::Internal(format!("{function}: GEOGRAPHY as {}", a.data_type()))
@@ -344,18 +290,6 @@ fn geo_at(a: &StringArray, i: usize, function: &str) -> DfResult<Option<Geo>> {
     })
 }
 
-fn done(array: ArrayRef, scalar: bool) -> DfResult<ColumnarValue> {
-    Ok(if scalar {
-        ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&array, 0)?)
-    } else {
-        ColumnarValue::Array(array)
-    })
-}
-
-fn all_scalar(args: &[ColumnarValue]) -> bool {
-    args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)))
-}
-
 /// A one-geography function returning what `f` makes of it.
 macro_rules! unary {
     ($name:literal, $ret:expr, $builder:ty, $f:expr) => {{
@@ -369,7 +303,7 @@ macro_rules! unary {
                     None => out.append_null(),
                 }
             }
-            done(Arc::new(out.finish()), all_scalar(args))
+            result(Arc::new(out.finish()), args)
         };
         create_udf(
             $name,
@@ -416,7 +350,7 @@ fn st_geogpoint() -> ScalarUDF {
                 .wkt(),
             );
         }
-        done(Arc::new(out.finish()), all_scalar(args))
+        result(Arc::new(out.finish()), args)
     };
     create_udf(
         "st_geogpoint",
@@ -477,7 +411,7 @@ fn two_points(name: &'static str, pair: PointPair) -> ScalarUDF {
             PointPair::Distance => Arc::new(metres.finish()),
             _ => Arc::new(truth.finish()),
         };
-        done(array, all_scalar(args))
+        result(array, args)
     };
     let mut inputs = vec![DataType::Utf8, DataType::Utf8];
     if matches!(pair, PointPair::Within) {
@@ -522,7 +456,7 @@ fn st_intersectsbox() -> ScalarUDF {
             };
             out.append_value(lat_in && lng_in);
         }
-        done(Arc::new(out.finish()), all_scalar(args))
+        result(Arc::new(out.finish()), args)
     };
     let f = DataType::Float64;
     create_udf(

@@ -8,9 +8,11 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, IntervalMonthDayNanoBui
 use datafusion::arrow::datatypes::{
     DataType, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit,
 };
-use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use datafusion::common::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 use datafusion::prelude::SessionContext;
+
+use super::udf::{arrays, result};
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
@@ -38,35 +40,16 @@ fn interval_type() -> DataType {
     DataType::Interval(IntervalUnit::MonthDayNano)
 }
 
-fn finish(out: ArrayRef, args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
-    Ok(
-        if args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_))) {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        },
-    )
-}
-
-fn rows(args: &[ColumnarValue]) -> usize {
-    args.iter()
-        .find_map(|a| match a {
-            ColumnarValue::Array(a) => Some(a.len()),
-            ColumnarValue::Scalar(_) => None,
-        })
-        .unwrap_or(1)
-}
-
 fn justify(name: &'static str, f: fn(IntervalMonthDayNano) -> IntervalMonthDayNano) -> ScalarUDF {
     let fun = move |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
-        let a = args[0].clone().into_array(rows(args))?;
-        let a = a
+        let (a, _) = arrays(args)?;
+        let a = a[0]
             .as_primitive_opt::<IntervalMonthDayNanoType>()
             .ok_or_else(|| {
-                DataFusionError::Internal(format!("{name}: INTERVAL as {}", a.data_type()))
+                DataFusionError::Internal(format!("{name}: INTERVAL as {}", a[0].data_type()))
             })?;
         let out: ArrayRef = Arc::new(a.unary::<_, IntervalMonthDayNanoType>(f));
-        finish(out, args)
+        result(out, args)
     };
     create_udf(
         name,
@@ -80,11 +63,7 @@ fn justify(name: &'static str, f: fn(IntervalMonthDayNano) -> IntervalMonthDayNa
 /// `MAKE_INTERVAL(year, month, day, hour, minute, second)`.
 fn make_interval() -> ScalarUDF {
     let fun = |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
-        let n = rows(args);
-        let parts = args
-            .iter()
-            .map(|a| a.clone().into_array(n))
-            .collect::<DfResult<Vec<_>>>()?;
+        let (parts, n) = arrays(args)?;
         let ints = parts
             .iter()
             .map(|a| {
@@ -125,7 +104,7 @@ fn make_interval() -> ScalarUDF {
                 .ok_or_else(too_big)?;
             out.append_value(IntervalMonthDayNano::new(months, days, nanos));
         }
-        finish(Arc::new(out.finish()), args)
+        result(Arc::new(out.finish()), args)
     };
     create_udf(
         "make_interval",

@@ -6,4 +6,5 @@ pub mod interval;
 pub mod params;
 pub mod rewrite;
 pub mod types;
+mod udf;
 pub mod values;
