@@ -447,7 +447,7 @@ pub fn harness_builder() -> Result<bigq::ClientBuilder, String> {
     Ok(b)
 }
 
-/// The server a measuring tool runs against (`query-overhead`, `read-throughput`): its REST
+/// The server a tool runs against (`query-overhead`, `read-throughput`, `write-verify`): its REST
 /// root, gRPC endpoint and project, from the command line.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServerArgs {

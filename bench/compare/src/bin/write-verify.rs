@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use arrow_array::Array;
 use bench_compare::{ARROW_WRITE_BATCH_ROWS, ScanRow, recreate_scan_copy, scan_batches};
-use bench_compare::{SCAN_ROWS, scan_table_ctas};
+use bench_compare::{SCAN_ROWS, ServerArgs, scan_table_ctas};
 use bigq::Client;
 use bigq::write::WriteSummary;
 use bigq_emulator::Emulator;
@@ -194,13 +194,12 @@ async fn run(args: &Args) -> Result<bool, String> {
         .start()
         .await
         .map_err(|e| format!("starting bigq-emulator: {e}"))?;
-    let client = Client::builder()
-        .with_project(emu.project())
-        .with_emulator(emu.rest_endpoint())
-        .with_emulator_grpc(emu.grpc_endpoint())
-        .build()
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = ServerArgs {
+        rest: emu.rest_endpoint(),
+        grpc: emu.grpc_endpoint(),
+        project: emu.project().to_string(),
+    };
+    let client = server.client(bigq::Transport::Rest).await?;
     client
         .create_dataset(bigq::admin::Dataset::new("ds"))
         .await
