@@ -308,6 +308,10 @@ pub(crate) struct StructEnc<'a> {
     path: &'a str,
     /// Position of the next struct field, for the key cache.
     pos: usize,
+    /// The message's key cache, taken out of [`Enc`] while the message is written (one load
+    /// less per field) and put back by `finish` (a message that fails loses it: the next row
+    /// fills it again).
+    cache: Vec<CachedKey>,
     /// Which required fields were given (bit per `required_index` below 64, then a vector).
     seen: u64,
     seen_more: Vec<bool>,
@@ -322,12 +326,14 @@ impl<'a> StructEnc<'a> {
         len_start: Option<usize>,
         path: &'a str,
     ) -> Self {
+        let cache = std::mem::take(&mut enc.caches[msg.id]);
         StructEnc {
             enc,
             msg,
             len_start,
             path,
             pos: 0,
+            cache,
             seen: 0,
             seen_more: Vec::new(),
             map_field: None,
@@ -353,7 +359,7 @@ impl<'a> StructEnc<'a> {
     fn field_index(&mut self, key: &'static str) -> Result<usize> {
         let pos = self.pos;
         self.pos += 1;
-        if let Some(c) = self.enc.caches[self.msg.id].get(pos)
+        if let Some(c) = self.cache.get(pos)
             && c.address == key.as_ptr() as usize
             && c.len == key.len()
         {
@@ -371,7 +377,7 @@ impl<'a> StructEnc<'a> {
             len: key.len(),
             index,
         };
-        let cache = &mut self.enc.caches[self.msg.id];
+        let cache = &mut self.cache;
         if pos < cache.len() {
             cache[pos] = entry;
         } else if pos == cache.len() {
@@ -380,7 +386,7 @@ impl<'a> StructEnc<'a> {
         Ok(index)
     }
 
-    #[inline]
+    #[inline(always)]
     fn field<T: Serialize + ?Sized>(&mut self, index: usize, value: &T) -> Result<()> {
         let field = &self.msg.fields[index];
         encode_field(self.enc, field, value)?;
@@ -398,7 +404,8 @@ impl<'a> StructEnc<'a> {
         Ok(())
     }
 
-    fn finish(self) -> Result<()> {
+    fn finish(mut self) -> Result<()> {
+        self.enc.caches[self.msg.id] = std::mem::take(&mut self.cache);
         if self.msg.required > 0 {
             let given =
                 self.seen.count_ones() as usize + self.seen_more.iter().filter(|&&b| b).count();
@@ -527,7 +534,7 @@ impl ser::Serializer for KeySer<'_> {
 }
 
 /// Encodes one field's value (all of an array for a REPEATED field).
-#[inline]
+#[inline(always)]
 fn encode_field<T: Serialize + ?Sized>(enc: &mut Enc, field: &FieldPlan, value: &T) -> Result<()> {
     let r = if field.repeated {
         value.serialize(RepeatedSer { enc, field })
@@ -814,21 +821,21 @@ fn same_name(a: &'static str, b: &'static str) -> bool {
 }
 
 impl<'a> ValueSer<'a> {
-    #[inline]
+    #[inline(always)]
     fn key(&mut self, key: wire::Key) {
         if !self.packed {
             key.put(&mut self.enc.out);
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self, v: u64) -> Result<()> {
         self.key(self.field.key);
         wire::put_varint(&mut self.enc.out, v);
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn len_bytes(&mut self, b: &[u8]) -> Result<()> {
         self.key(self.field.key);
         wire::put_len_bytes(&mut self.enc.out, b);
@@ -982,13 +989,20 @@ impl<'a> ValueSer<'a> {
         }
     }
 
+    #[inline(always)]
     fn float(&mut self, v: f64) -> Result<()> {
+        if self.field.kind == Kind::Float64 {
+            self.key(self.field.key);
+            self.enc.out.extend_from_slice(&v.to_le_bytes());
+            return Ok(());
+        }
+        self.float_other(v)
+    }
+
+    /// A float for a column other than FLOAT64.
+    #[inline(never)]
+    fn float_other(&mut self, v: f64) -> Result<()> {
         match self.field.kind {
-            Kind::Float64 => {
-                self.key(self.field.key);
-                self.enc.out.extend_from_slice(&v.to_le_bytes());
-                Ok(())
-            }
             Kind::Numeric | Kind::BigNumeric => {
                 if !v.is_finite() {
                     return Err(value_err(
@@ -1010,7 +1024,17 @@ impl<'a> ValueSer<'a> {
     }
 
     /// A text value, parsed for the typed columns.
+    #[inline(always)]
     fn text_value(&mut self, s: &str) -> Result<()> {
+        if self.field.kind == Kind::String && self.field.max_length.is_none() {
+            return self.len_bytes(s.as_bytes());
+        }
+        self.text_other(s)
+    }
+
+    /// A text value for a column with a length limit or of another type than STRING.
+    #[inline(never)]
+    fn text_other(&mut self, s: &str) -> Result<()> {
         let f = self.field;
         let bad = |what: &str| value_err(f, format!("not a valid {what}"), s);
         match f.kind {

@@ -725,3 +725,53 @@ mod erased {
         }
     }
 }
+
+#[test]
+fn a_row_that_fails_inside_a_record_leaves_the_encoder_usable() {
+    // The failing row stops inside `info`, while the root's and the record's key caches are
+    // out of the encoder; the rows after it must still find every column.
+    #[derive(Serialize)]
+    struct BadInfo {
+        a: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Bad {
+        id: i64,
+        info: BadInfo,
+    }
+    let mut enc = RowEncoder::new(WriteSchema::new(&nested_schema()).unwrap());
+    let good = |id| Nested {
+        id,
+        info: Some(Info {
+            a: Some(id * 10),
+            b: vec!["x".into()],
+        }),
+        items: vec![],
+        tags: vec![id],
+        span: None,
+        xs: vec![],
+    };
+    for round in 0..3 {
+        let mut out = Vec::new();
+        enc.encode(&good(round), &mut out).unwrap();
+        let pb = NestedPb::decode(&out[..]).unwrap();
+        assert_eq!(
+            (pb.id, pb.tags.clone()),
+            (round, vec![round]),
+            "round {round}"
+        );
+        assert_eq!(pb.info.and_then(|i| i.a), Some(round * 10), "round {round}");
+        let mut out = vec![7];
+        let e = enc
+            .encode(
+                &Bad {
+                    id: 9,
+                    info: BadInfo { a: "nine" },
+                },
+                &mut out,
+            )
+            .unwrap_err();
+        assert_eq!(e.column(), Some("info.a"));
+        assert_eq!(out, [7], "a failed row leaves the buffer as it was");
+    }
+}

@@ -57,12 +57,25 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, v: u64) {
         out.push(v as u8);
         return;
     }
-    let mut buf = [0u8; 10];
-    let n = write_varint(&mut buf, v);
-    // All ten bytes, then the tail cut off: a fixed-size copy, not a call to memcpy.
+    put_long_varint(out, v);
+}
+
+/// A varint of two bytes or more, written straight into the vector's spare capacity.
+#[inline(always)]
+fn put_long_varint(out: &mut Vec<u8>, mut v: u64) {
+    out.reserve(10);
     let len = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(len + n);
+    let spare = &mut out.spare_capacity_mut()[..10];
+    let mut n = 0;
+    while v >= 0x80 {
+        spare[n].write((v as u8) | 0x80);
+        v >>= 7;
+        n += 1;
+    }
+    spare[n].write(v as u8);
+    // SAFETY: the `n + 1` bytes after `len` were just written, and `reserve(10)` made room
+    // for them (a u64 varint has at most 10 bytes).
+    unsafe { out.set_len(len + n + 1) };
 }
 
 /// Appends length-prefixed bytes.
@@ -116,6 +129,26 @@ mod tests {
         let mut k = Vec::new();
         Key::new(16, LEN).put(&mut k);
         assert_eq!(k, [0x82, 0x01]);
+    }
+
+    #[test]
+    fn every_varint_length_matches_the_byte_loop() {
+        // Each power of two, one below it and one above, and a mixed pattern of each width,
+        // appended after other bytes so the spare-capacity writes start mid-vector.
+        let mut values = vec![0u64, 1, 127, 128, u64::MAX];
+        for bit in 0..64 {
+            let p = 1u64 << bit;
+            values.extend([p - 1, p, p.wrapping_add(1), p | (p >> 1) | 0x55]);
+        }
+        for v in values {
+            let mut want = vec![0xee];
+            let mut buf = [0u8; 10];
+            let n = write_varint(&mut buf, v);
+            want.extend_from_slice(&buf[..n]);
+            let mut got = vec![0xee];
+            put_varint(&mut got, v);
+            assert_eq!(got, want, "varint of {v:#x}");
+        }
     }
 
     #[test]
