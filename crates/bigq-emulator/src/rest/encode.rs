@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::sql::range::range_element;
 use base64::Engine as _;
 use bigq_codec::value::text;
 use datafusion::arrow::array::{
@@ -255,6 +256,9 @@ fn write_value(out: &mut String, a: &dyn Array, i: usize, opts: EncodeOptions) {
             let _ = text::format_interval(parts, out);
             out.push('"');
         }
+        DataType::Struct(_) if range_element(a.data_type()).is_some() => {
+            write_range(out, a.as_struct(), i, opts);
+        }
         DataType::Struct(_) => {
             let s = a.as_struct();
             write_struct(out, s, i, opts);
@@ -271,6 +275,26 @@ fn write_value(out: &mut String, a: &dyn Array, i: usize, opts: EncodeOptions) {
             write_json_str(out, &format!("<{other}>"));
         }
     }
+}
+
+/// A RANGE as BigQuery sends it: `"[start, end)"`, each bound as its element's cell text
+/// (TIMESTAMP as the request asked) and `UNBOUNDED` for an open one.
+fn write_range(out: &mut String, s: &StructArray, i: usize, opts: EncodeOptions) {
+    out.push_str("\"[");
+    for (k, bound) in s.columns().iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        if bound.is_null(i) {
+            out.push_str("UNBOUNDED");
+        } else {
+            // The bound's cell, without its quotes.
+            let mut cell = String::new();
+            write_value(&mut cell, bound.as_ref(), i, opts);
+            out.push_str(cell.trim_matches('"'));
+        }
+    }
+    out.push_str(")\"");
 }
 
 fn write_struct(out: &mut String, s: &StructArray, i: usize, opts: EncodeOptions) {

@@ -4,6 +4,7 @@ pub mod engine;
 pub mod geo;
 pub mod interval;
 pub mod params;
+pub mod range;
 pub mod rewrite;
 pub mod types;
 mod udf;

@@ -28,7 +28,7 @@ pub struct NameContext {
 
 /// Parses GoogleSQL (one statement or a script).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
-    Parser::parse_sql(&BigQueryDialect {}, sql)
+    Parser::parse_sql(&BigQueryDialect {}, &crate::sql::range::pre_parse(sql))
         .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
 }
 
@@ -744,6 +744,11 @@ impl Rewriter<'_> {
                     return Ok(());
                 }
                 match name.as_str() {
+                    // DataFusion has a `range` of its own (an array of integers).
+                    "RANGE" => {
+                        f.name =
+                            ObjectName(vec![ObjectNamePart::Identifier(Ident::new("bigq_range"))]);
+                    }
                     "GENERATE_ARRAY" => {
                         let args = function_args(f)
                             .ok_or_else(|| BqError::unsupported("GENERATE_ARRAY arguments"))?;

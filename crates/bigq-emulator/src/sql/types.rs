@@ -12,6 +12,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, IntervalUnit, Schema
 use datafusion::sql::sqlparser::ast::{self, ExactNumberInfo, StructBracketKind};
 
 use crate::error::{BqError, BqResult};
+use crate::sql::range::{range_element, range_type, sql_type_element};
 
 /// The time zone stored on TIMESTAMP columns.
 pub const UTC: &str = "UTC";
@@ -38,6 +39,32 @@ fn element_type(field: &TableFieldSchema) -> BqResult<DataType> {
                 )));
             }
             DataType::Struct(arrow_fields(&field.fields)?)
+        }
+        FieldType::Range => {
+            let element = field
+                .range_element_type
+                .as_ref()
+                .map(|r| &r.element_type)
+                .ok_or_else(|| {
+                    BqError::invalid(format!(
+                        "Field {} is type RANGE but has no rangeElementType",
+                        field.name
+                    ))
+                })?;
+            let element = match element {
+                FieldType::Date => DataType::Date32,
+                FieldType::DateTime => DataType::Timestamp(TimeUnit::Microsecond, None),
+                FieldType::Timestamp => {
+                    DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
+                }
+                other => {
+                    return Err(BqError::invalid(format!(
+                        "Field {}: RANGE of {other} is not supported; the element type must be DATE, DATETIME or TIMESTAMP",
+                        field.name
+                    )));
+                }
+            };
+            range_type(element)
         }
         other => {
             return Err(BqError::invalid(format!(
@@ -140,6 +167,7 @@ pub fn bq_type_of(t: &DataType) -> BqResult<FieldType> {
         DataType::Time32(_) | DataType::Time64(_) => FieldType::Time,
         DataType::Timestamp(_, None) => FieldType::DateTime,
         DataType::Timestamp(_, Some(_)) => FieldType::Timestamp,
+        DataType::Struct(_) if range_element(t).is_some() => FieldType::Range,
         DataType::Struct(_) => FieldType::Record,
         DataType::Interval(IntervalUnit::MonthDayNano) => FieldType::Interval,
         DataType::Dictionary(_, v) => return bq_type_of(v),
@@ -167,8 +195,11 @@ pub fn bq_field_of(field: &Field) -> BqResult<TableFieldSchema> {
         }
         _ => bq_type_of(t)?,
     };
-    let mut out = TableFieldSchema::new(field.name(), bq_type);
-    if let DataType::Struct(fields) = t {
+    let mut out = match range_element(t) {
+        Some(element) => TableFieldSchema::range(field.name(), bq_type_of(element)?),
+        None => TableFieldSchema::new(field.name(), bq_type),
+    };
+    if let (DataType::Struct(fields), FieldType::Record) = (t, &out.field_type) {
         out.fields = fields
             .iter()
             .map(|f| bq_field_of(f))
@@ -210,6 +241,10 @@ pub fn bq_field_of_sql(name: &str, t: &ast::DataType) -> BqResult<TableFieldSche
         D::JSON => scalar(FieldType::Json),
         D::Custom(n, m) if m.is_empty() && n.to_string().eq_ignore_ascii_case("GEOGRAPHY") => {
             scalar(FieldType::Geography)
+        }
+        D::Custom(n, m) if m.is_empty() && sql_type_element(&n.to_string()).is_some() => {
+            let element = sql_type_element(&n.to_string()).unwrap_or("DATE");
+            Ok(TableFieldSchema::range(name, FieldType::parse(element)))
         }
         D::Array(def) => {
             let inner = match def {
