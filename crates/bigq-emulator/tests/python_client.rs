@@ -118,10 +118,10 @@ async fn python_client_replays_rest_crud() {
 
 /// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
 /// type, points and distances on BigQuery's sphere; range interval literals, INTERVAL
-/// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF); a
-/// regression guard, since
-/// the rest of the suite (RANGE, INTERVAL arithmetic, S2 areas, buffers and polygon
-/// predicates) is not served yet.
+/// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
+/// RANGE_SESSIONIZE); a regression guard, since the rest of the suite (INTERVAL arithmetic,
+/// S2 areas, buffers and polygon predicates, RANGE_SESSIONIZE over NULL ranges) is not
+/// served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -144,14 +144,16 @@ async fn python_client_replays_specialized_types() {
     );
 }
 
-/// The specialized_types fixtures that match (70 of 150 on 2026-11-30).
+/// The specialized_types fixtures that match (98 of 150 on 2026-11-30, session 5).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
     "date_diff_year",
+    "error_range_sessionize_invalid_mode",
     "extract_day_from_interval",
     "extract_hour_from_interval",
     "extract_year_from_interval",
+    "generate_range_array_date",
     "geography_column_basic",
     "geography_column_insert",
     "geography_column_select_filter",
@@ -166,6 +168,32 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "justify_interval_basic",
     "make_interval_basic",
     "numeric_in_geog_predicate",
+    "range_array_aggregate",
+    "range_constructor_basic",
+    "range_contains_no",
+    "range_contains_yes",
+    "range_date_literal",
+    "range_datetime_literal",
+    "range_end_basic",
+    "range_ends_with_inf",
+    "range_equality_check",
+    "range_intersect_basic",
+    "range_intersects_empty",
+    "range_overlaps_no",
+    "range_overlaps_yes",
+    "range_sessionize_basic",
+    "range_sessionize_datetime_element",
+    "range_sessionize_empty_input",
+    "range_sessionize_grouped",
+    "range_sessionize_meets_explicit",
+    "range_sessionize_overlaps_option",
+    "range_sessionize_overlaps_or_meets_alias",
+    "range_sessionize_single_row",
+    "range_sessionize_three_partition_cols",
+    "range_sessionize_timestamp_element",
+    "range_start_basic",
+    "range_starts_with_inf",
+    "range_timestamp_literal",
     "spheroidal_distance_city_match",
     "spheroidal_distance_metro_close_or_xfail",
     "spheroidal_distance_national_xfail",

@@ -109,13 +109,16 @@ pub fn sql_type_element(type_name: &str) -> Option<&'static str> {
 // ---------------------------------------------------------------------------------------
 // Syntax: RANGE<T> outside strings and comments.
 
-/// Rewrites `RANGE<T> 'literal'` to `bigq_range_literal_t('literal')` and any other
-/// `RANGE<T>` to the type name `BIGQ_RANGE_T`, leaving strings, quoted names and comments
-/// alone. Text without `RANGE<` comes back borrowed.
-pub fn pre_parse(sql: &str) -> Cow<'_, str> {
+/// Rewrites `RANGE<T> 'literal'` to `bigq_range_literal_t('literal')`, any other
+/// `RANGE<T>` to the type name `BIGQ_RANGE_T`, and the table function
+/// `RANGE_SESSIONIZE(TABLE t, 'column', ['partition', ...] [, 'MEETS' | 'OVERLAPS'])` to a
+/// subquery with window functions (see [`sessionize`]), leaving strings, quoted names and
+/// comments alone. Text without either comes back borrowed. The error is BigQuery's for a
+/// mode that is neither.
+pub fn pre_parse(sql: &str) -> Result<Cow<'_, str>, String> {
     let upper = sql.to_ascii_uppercase();
-    if !upper.contains("RANGE") || !sql.contains('<') {
-        return Cow::Borrowed(sql);
+    if !upper.contains("RANGE") {
+        return Ok(Cow::Borrowed(sql));
     }
     let b = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 16);
@@ -143,6 +146,16 @@ pub fn pre_parse(sql: &str) -> Cow<'_, str> {
         }
         let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
         if boundary
+            && upper[i..].starts_with("RANGE_SESSIONIZE")
+            && let Some(call) = SessionizeCall::at(sql, i + "RANGE_SESSIONIZE".len())
+        {
+            out.push_str(&sql[copied..i]);
+            out.push_str(&sessionize(sql, &call)?);
+            i = call.end;
+            copied = i;
+            continue;
+        }
+        if boundary
             && upper[i..].starts_with("RANGE")
             && let Some((element, after)) = range_type_at(b, i + 5)
         {
@@ -167,10 +180,140 @@ pub fn pre_parse(sql: &str) -> Cow<'_, str> {
         i += 1;
     }
     if copied == 0 {
-        return Cow::Borrowed(sql);
+        return Ok(Cow::Borrowed(sql));
     }
     out.push_str(&sql[copied..]);
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
+}
+
+/// The arguments of a `RANGE_SESSIONIZE(TABLE t, 'column', ['p', ...] [, 'mode'])` call.
+struct SessionizeCall<'a> {
+    table: &'a str,
+    column: &'a str,
+    partitions: Vec<&'a str>,
+    /// The mode literal's text and its position in the statement.
+    mode: Option<(&'a str, usize)>,
+    /// Where the call ends (after its `)`).
+    end: usize,
+}
+
+impl<'a> SessionizeCall<'a> {
+    /// The call whose `(` follows `i`, if the text there is one.
+    fn at(sql: &'a str, i: usize) -> Option<Self> {
+        let b = sql.as_bytes();
+        let expect =
+            |i: usize, c: u8| (b.get(skip_space(b, i)) == Some(&c)).then(|| skip_space(b, i) + 1);
+        let mut i = expect(i, b'(')?;
+        i = skip_space(b, i);
+        if !sql.get(i..i + 5)?.eq_ignore_ascii_case("TABLE") || !b.get(i + 5)?.is_ascii_whitespace()
+        {
+            return None;
+        }
+        let start = skip_space(b, i + 5);
+        let mut end = start;
+        while end < b.len()
+            && (b[end].is_ascii_alphanumeric() || matches!(b[end], b'_' | b'.' | b'-' | b'`'))
+        {
+            end = if b[end] == b'`' {
+                quoted_end(b, end)
+            } else {
+                end + 1
+            };
+        }
+        let table = &sql[start..end];
+        if table.is_empty() {
+            return None;
+        }
+        let literal = |i: usize| -> Option<(&'a str, usize, usize)> {
+            let at = skip_space(b, i);
+            if !matches!(b.get(at), Some(b'\'' | b'"')) {
+                return None;
+            }
+            let end = quoted_end(b, at);
+            Some((sql.get(at + 1..end - 1)?, at, end))
+        };
+        i = expect(end, b',')?;
+        let (column, _, after) = literal(i)?;
+        i = expect(after, b',')?;
+        i = expect(i, b'[')?;
+        let mut partitions = Vec::new();
+        if let Some(close) = expect(i, b']') {
+            i = close;
+        } else {
+            loop {
+                let (p, _, after) = literal(i)?;
+                partitions.push(p);
+                if let Some(next) = expect(after, b',') {
+                    i = next;
+                } else {
+                    i = expect(after, b']')?;
+                    break;
+                }
+            }
+        }
+        let mut mode = None;
+        if let Some(next) = expect(i, b',') {
+            let (m, at, after) = literal(next)?;
+            mode = Some((m, at));
+            i = after;
+        }
+        let end = expect(i, b')')?;
+        Some(SessionizeCall {
+            table,
+            column,
+            partitions,
+            mode,
+            end,
+        })
+    }
+}
+
+/// `RANGE_SESSIONIZE` as window functions: rows sorted by their range within each
+/// partition; a row starts a new session unless its start is at or before (MEETS, the
+/// default) or before (OVERLAPS) the latest end of the rows before it; each row gets the
+/// range from its session's first start to its last end (NULL for a NULL range). The
+/// result has the table's columns and `session_range`.
+fn sessionize(sql: &str, call: &SessionizeCall<'_>) -> Result<String, String> {
+    let before_or_at = match call.mode {
+        None => "<=",
+        Some((m, _)) if m.eq_ignore_ascii_case("MEETS") => "<=",
+        Some((m, _)) if m.eq_ignore_ascii_case("OVERLAPS") => "<",
+        Some((m, at)) => {
+            let line = sql[..at].matches('\n').count() + 1;
+            let col = at - sql[..at].rfind('\n').map_or(0, |k| k + 1) + 1;
+            return Err(format!(
+                "Could not cast literal \"{m}\" to type RANGE_SESSIONIZE_MODE at [{line}:{col}]"
+            ));
+        }
+    };
+    let quote = |n: &str| format!("`{}`", n.replace('`', ""));
+    let parts = call.partitions.iter().map(|p| quote(p)).collect::<Vec<_>>();
+    let partition_by = |extra: Option<&str>| {
+        let cols = parts
+            .iter()
+            .map(String::as_str)
+            .chain(extra)
+            .collect::<Vec<_>>();
+        if cols.is_empty() {
+            String::new()
+        } else {
+            format!("PARTITION BY {} ", cols.join(", "))
+        }
+    };
+    let c = quote(call.column);
+    let (inner, outer) = (partition_by(None), partition_by(Some("__bigq_session")));
+    Ok(format!(
+        "(SELECT * EXCEPT (__bigq_start, __bigq_end, __bigq_new, __bigq_session), \
+         CASE WHEN {c} IS NULL THEN NULL ELSE bigq_range(\
+         MIN(__bigq_start) OVER ({outer}), MAX(__bigq_end) OVER ({outer})) END AS session_range \
+         FROM (SELECT *, SUM(__bigq_new) OVER ({inner}ORDER BY __bigq_start, __bigq_end \
+         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS __bigq_session \
+         FROM (SELECT *, range_start({c}) AS __bigq_start, range_end({c}) AS __bigq_end, \
+         CASE WHEN range_start({c}) {before_or_at} MAX(range_end({c})) OVER ({inner}ORDER BY \
+         range_start({c}), range_end({c}) ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+         THEN 0 ELSE 1 END AS __bigq_new FROM {table}) AS __bigq_ranges) AS __bigq_sessions)",
+        table = call.table,
+    ))
 }
 
 /// `<T>` (with spaces allowed) at `i`, T a RANGE element type: its upper-case name and the
@@ -699,6 +842,7 @@ mod tests {
 
     #[test]
     fn range_types_are_rewritten_outside_strings_and_comments() {
+        let pre_parse = |s| pre_parse(s).unwrap();
         assert_eq!(
             pre_parse("SELECT RANGE<DATE> '[2024-01-01, UNBOUNDED)' AS r"),
             "SELECT bigq_range_literal_date('[2024-01-01, UNBOUNDED)') AS r"
@@ -721,6 +865,34 @@ mod tests {
         ] {
             assert_eq!(pre_parse(untouched), untouched);
         }
+    }
+
+    #[test]
+    fn range_sessionize_becomes_a_subquery_or_names_a_bad_mode() {
+        let sql = "SELECT * FROM RANGE_SESSIONIZE(\n  TABLE `p.d.t`, 'r', ['a', \"b\"], 'OVERLAPS') ORDER BY a";
+        let out = pre_parse(sql).unwrap();
+        assert!(out.starts_with("SELECT * FROM (SELECT * EXCEPT"), "{out}");
+        assert!(
+            out.ends_with("FROM `p.d.t`) AS __bigq_ranges) AS __bigq_sessions) ORDER BY a"),
+            "{out}"
+        );
+        assert!(out.contains("PARTITION BY `a`, `b` ORDER BY"), "{out}");
+        assert!(
+            out.contains("range_start(`r`) < MAX(range_end(`r`))"),
+            "{out}"
+        );
+        let no_partitions = pre_parse("SELECT * FROM RANGE_SESSIONIZE(TABLE t, 'r', [])").unwrap();
+        assert!(!no_partitions.contains("PARTITION BY `"), "{no_partitions}");
+        assert!(
+            no_partitions.contains("range_start(`r`) <= MAX"),
+            "{no_partitions}"
+        );
+        let e = pre_parse("SELECT * FROM RANGE_SESSIONIZE(\n TABLE t, 'r', ['a'],\n  'BOGUS')")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "Could not cast literal \"BOGUS\" to type RANGE_SESSIONIZE_MODE at [3:3]"
+        );
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct NameContext {
 
 /// Parses GoogleSQL (one statement or a script).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
-    Parser::parse_sql(&BigQueryDialect {}, &crate::sql::range::pre_parse(sql))
+    let sql = crate::sql::range::pre_parse(sql).map_err(BqError::invalid_query)?;
+    Parser::parse_sql(&BigQueryDialect {}, &sql)
         .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
 }
 
