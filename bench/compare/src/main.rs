@@ -354,10 +354,6 @@ fn not_available(contender: &str, scenario: &str) -> Option<&'static str> {
         ),
         (_, "json_300k") if contender != "bigq" => Some(json),
         ("python", "decode") => Some("no Arrow -> row-object decoder to time on its own"),
-        ("python", "write_1m_objects" | "write_1m_arrow") => Some(
-            "its Storage Write client takes requests built by hand (protobuf rows with a \
-             hand-made descriptor); no row-object or Arrow writer",
-        ),
         ("gcbq", "query_200k_arrow") => Some(
             "its query client returns JSON rows only (Arrow results are behind the unstable \
              cfg google_cloud_unstable_bigquery_arrow)",
