@@ -119,9 +119,9 @@ async fn python_client_replays_rest_crud() {
 /// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
 /// type, points and distances on BigQuery's sphere; range interval literals, INTERVAL
 /// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
-/// RANGE_SESSIONIZE); a regression guard, since the rest of the suite (INTERVAL arithmetic,
-/// S2 areas, buffers and polygon predicates, RANGE_SESSIONIZE over NULL ranges) is not
-/// served yet.
+/// RANGE_SESSIONIZE; DATE ± INTERVAL as DATETIME); a regression guard, since the rest of
+/// the suite (S2 areas, buffers and polygon predicates, RANGE_SESSIONIZE over NULL ranges)
+/// is not served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -144,7 +144,7 @@ async fn python_client_replays_specialized_types() {
     );
 }
 
-/// The specialized_types fixtures that match (98 of 150 on 2026-11-30, session 5).
+/// The specialized_types fixtures that match (102 of 150 on 2026-11-30, session 5).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
@@ -157,9 +157,13 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "geography_column_basic",
     "geography_column_insert",
     "geography_column_select_filter",
+    "interval_arith_add",
+    "interval_arith_chain",
+    "interval_arith_sub",
     "interval_compound_arith",
     "interval_day_to_second",
     "interval_extract_microsecond",
+    "interval_neg_value",
     "interval_with_timestamp_add",
     "interval_year_to_month",
     "interval_zero",

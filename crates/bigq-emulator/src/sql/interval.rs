@@ -1,15 +1,25 @@
 //! BigQuery's INTERVAL functions DataFusion has no counterpart for, as scalar UDFs on
 //! Arrow's month-day-nanosecond intervals: `JUSTIFY_DAYS`, `JUSTIFY_HOURS`,
-//! `JUSTIFY_INTERVAL` and `MAKE_INTERVAL` (six positional parts).
+//! `JUSTIFY_INTERVAL` and `MAKE_INTERVAL` (six positional parts); and `x + INTERVAL ...` /
+//! `x - INTERVAL ...` (`bigq_add_interval`, `bigq_sub_interval`, what the rewrite makes of
+//! them), because BigQuery types `DATE + INTERVAL` as DATETIME where DataFusion keeps DATE.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, IntervalMonthDayNanoBuilder};
+use std::str::FromStr;
+
+use datafusion::arrow::array::timezone::Tz;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, IntervalMonthDayNanoBuilder, TimestampMicrosecondArray,
+};
 use datafusion::arrow::datatypes::{
-    DataType, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit,
+    DataType, Date32Type, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit,
+    TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::common::{DataFusionError, Result as DfResult};
-use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility, create_udf,
+};
 use datafusion::prelude::SessionContext;
 
 use super::udf::{arrays, result};
@@ -115,8 +125,151 @@ fn make_interval() -> ScalarUDF {
     )
 }
 
+/// `x + interval` (or `x - interval`) for a DATE (the result is a DATETIME at midnight
+/// moved by the interval, as in BigQuery), a DATETIME or TIMESTAMP (of the same type), or an
+/// INTERVAL (the parts added one by one).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct AddInterval {
+    name: &'static str,
+    negate: bool,
+    signature: Signature,
+}
+
+impl AddInterval {
+    fn new(name: &'static str, negate: bool) -> Self {
+        AddInterval {
+            name,
+            negate,
+            signature: Signature::user_defined(Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for AddInterval {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> DfResult<Vec<DataType>> {
+        let op = if self.negate { "-" } else { "+" };
+        let left = match args {
+            [DataType::Date32 | DataType::Date64, _] => DataType::Date32,
+            [DataType::Timestamp(_, tz), _] => {
+                DataType::Timestamp(TimeUnit::Microsecond, tz.clone())
+            }
+            [DataType::Interval(_), _] => interval_type(),
+            _ => {
+                return Err(DataFusionError::Plan(format!(
+                    "No matching signature for operator {op} for argument types: {}",
+                    args.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        };
+        Ok(vec![left, interval_type()])
+    }
+
+    fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
+        Ok(match &args[0] {
+            DataType::Date32 | DataType::Date64 => DataType::Timestamp(TimeUnit::Microsecond, None),
+            other => other.clone(),
+        })
+    }
+
+    fn invoke_with_args(&self, call: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let args = &call.args;
+        let (a, n) = arrays(args)?;
+        let by = a[1].as_primitive::<IntervalMonthDayNanoType>();
+        let by = |i: usize| {
+            let v = by.value(i);
+            if self.negate {
+                IntervalMonthDayNano::new(
+                    v.months.wrapping_neg(),
+                    v.days.wrapping_neg(),
+                    v.nanoseconds.wrapping_neg(),
+                )
+            } else {
+                v
+            }
+        };
+        let overflow = || {
+            DataFusionError::Execution(
+                "DATETIME or TIMESTAMP out of range after adding the INTERVAL".into(),
+            )
+        };
+        let utc = Tz::from_str("+00:00")?;
+        let out: ArrayRef = match a[0].data_type() {
+            DataType::Interval(_) => {
+                let x = a[0].as_primitive::<IntervalMonthDayNanoType>();
+                let mut out = IntervalMonthDayNanoBuilder::with_capacity(n);
+                for i in 0..n {
+                    if x.is_null(i) || a[1].is_null(i) {
+                        out.append_null();
+                        continue;
+                    }
+                    let (v, d) = (x.value(i), by(i));
+                    out.append_value(IntervalMonthDayNano::new(
+                        v.months.wrapping_add(d.months),
+                        v.days.wrapping_add(d.days),
+                        v.nanoseconds.wrapping_add(d.nanoseconds),
+                    ));
+                }
+                Arc::new(out.finish())
+            }
+            t => {
+                let (micros, tz): (Vec<Option<i64>>, _) = match t {
+                    DataType::Date32 => (
+                        a[0].as_primitive::<Date32Type>()
+                            .iter()
+                            .map(|d| d.map(|d| d as i64 * 86_400_000_000))
+                            .collect(),
+                        None,
+                    ),
+                    DataType::Timestamp(_, tz) => (
+                        a[0].as_primitive::<TimestampMicrosecondType>()
+                            .iter()
+                            .collect(),
+                        tz.clone(),
+                    ),
+                    other => {
+                        return Err(DataFusionError::Internal(format!("{}: {other}", self.name)));
+                    }
+                };
+                let moved = micros
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, x)| match x {
+                        Some(x) if a[1].is_valid(i) => {
+                            TimestampMicrosecondType::add_month_day_nano(x, by(i), utc)
+                                .map(Some)
+                                .ok_or_else(overflow)
+                        }
+                        _ => Ok(None),
+                    })
+                    .collect::<DfResult<Vec<_>>>()?;
+                Arc::new(TimestampMicrosecondArray::from(moved).with_timezone_opt(tz))
+            }
+        };
+        result(out, args)
+    }
+}
+
 /// Registers the INTERVAL functions on `ctx`.
 pub fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::new_from_impl(AddInterval::new(
+        "bigq_add_interval",
+        false,
+    )));
+    ctx.register_udf(ScalarUDF::new_from_impl(AddInterval::new(
+        "bigq_sub_interval",
+        true,
+    )));
     for udf in [
         justify("justify_days", justify_days),
         justify("justify_hours", justify_hours),

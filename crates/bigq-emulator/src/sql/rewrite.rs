@@ -586,6 +586,21 @@ impl Rewriter<'_> {
                 }
             }
             Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
+                right,
+            } if matches!(right.as_ref(), Expr::Interval(_)) => {
+                // DATE + INTERVAL is a DATETIME in BigQuery (DataFusion keeps DATE).
+                let name = if *op == BinaryOperator::Plus {
+                    "bigq_add_interval"
+                } else {
+                    "bigq_sub_interval"
+                };
+                let l = std::mem::replace(left.as_mut(), Expr::value(Value::Null));
+                let r = std::mem::replace(right.as_mut(), Expr::value(Value::Null));
+                *e = call(name, vec![l, r]);
+            }
+            Expr::BinaryOp {
                 op: BinaryOperator::Divide,
                 left,
                 ..
