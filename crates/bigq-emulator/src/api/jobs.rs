@@ -171,13 +171,38 @@ async fn run_guarded(s: &Arc<AppState>, req: QueryRequest) -> Result<QueryOutput
     }
 }
 
-/// Where a job writes its result: table, CREATE_NEVER, write disposition.
-type Destination = (TableRef, bool, String);
+/// Where a job writes its result: table, CREATE_NEVER, write disposition, and the columns
+/// its clustering and time partitioning name.
+struct Destination {
+    table: TableRef,
+    create_never: bool,
+    write: String,
+    clustering: Vec<String>,
+    partitioning: Option<String>,
+}
+
+impl Destination {
+    /// BigQuery's error for clustering or partitioning on a column the result lacks.
+    fn check_fields(&self, out: &QueryOutput) -> Result<(), BqError> {
+        let has = |name: &str| out.schema.iter().any(|f| f.name.eq_ignore_ascii_case(name));
+        if let Some(missing) = self.clustering.iter().find(|c| !has(c)) {
+            return Err(BqError::invalid(format!(
+                "The field specified for clustering cannot be found in the schema. Invalid field: {missing}"
+            )));
+        }
+        if self.partitioning.as_deref().is_some_and(|p| !has(p)) {
+            return Err(BqError::invalid(
+                "The field specified for partitioning cannot be found in the schema.",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// The user's `destinationTable` of a query configuration, if any.
 fn destination(project: &str, cfg: &Value) -> Option<Destination> {
     let d = cfg.get("destinationTable")?;
-    let t = TableRef {
+    let table = TableRef {
         project: d
             .get("projectId")
             .and_then(Value::as_str)
@@ -194,7 +219,22 @@ fn destination(project: &str, cfg: &Value) -> Option<Destination> {
         .filter(|w| !w.is_empty())
         .unwrap_or("WRITE_EMPTY")
         .to_string();
-    Some((t, create_never, write))
+    let clustering = cfg
+        .pointer("/clustering/fields")
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let partitioning = ["/timePartitioning/field", "/rangePartitioning/field"]
+        .iter()
+        .find_map(|p| cfg.pointer(p).and_then(Value::as_str))
+        .map(str::to_string);
+    Some(Destination {
+        table,
+        create_never,
+        write,
+        clustering,
+        partitioning,
+    })
 }
 
 /// Starts a job's execution in the background.
@@ -206,10 +246,12 @@ fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Desti
             tokio::time::sleep(s.query_delay).await;
         }
         let mut r = run_guarded(&s, req).await;
-        if let (Ok(out), Some((t, never, write))) = (&r, &dest)
+        if let (Ok(out), Some(d)) = (&r, &dest)
             && out.returns_rows
         {
-            r = s.engine.write_result(t, out, *never, write);
+            r = d
+                .check_fields(out)
+                .and_then(|()| s.engine.write_result(&d.table, out, d.create_never, &d.write));
         }
         job.finish(r.map(Arc::new));
     });
