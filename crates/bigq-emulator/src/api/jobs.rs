@@ -179,11 +179,21 @@ struct Destination {
     write: String,
     clustering: Vec<String>,
     partitioning: Option<String>,
+    /// `schemaUpdateOptions`.
+    schema_update: Vec<String>,
 }
 
 impl Destination {
     /// BigQuery's error for clustering or partitioning on a column the result lacks.
     fn check_fields(&self, out: &QueryOutput) -> Result<(), BqError> {
+        if !self.schema_update.is_empty()
+            && self.write != "WRITE_APPEND"
+            && !(self.write == "WRITE_TRUNCATE" && self.table.table.contains('$'))
+        {
+            return Err(BqError::invalid(
+                "Schema update options should only be specified with WRITE_APPEND disposition, or with WRITE_TRUNCATE disposition on a table partition.",
+            ));
+        }
         let has = |name: &str| out.schema.iter().any(|f| f.name.eq_ignore_ascii_case(name));
         if let Some(missing) = self.clustering.iter().find(|c| !has(c)) {
             return Err(BqError::invalid(format!(
@@ -222,18 +232,34 @@ fn destination(project: &str, cfg: &Value) -> Option<Destination> {
     let clustering = cfg
         .pointer("/clustering/fields")
         .and_then(Value::as_array)
-        .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|f| {
+            f.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let partitioning = ["/timePartitioning/field", "/rangePartitioning/field"]
         .iter()
         .find_map(|p| cfg.pointer(p).and_then(Value::as_str))
         .map(str::to_string);
+    let schema_update = cfg
+        .get("schemaUpdateOptions")
+        .and_then(Value::as_array)
+        .map(|o| {
+            o.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     Some(Destination {
         table,
         create_never,
         write,
         clustering,
         partitioning,
+        schema_update,
     })
 }
 
@@ -249,9 +275,11 @@ fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Desti
         if let (Ok(out), Some(d)) = (&r, &dest)
             && out.returns_rows
         {
-            r = d
-                .check_fields(out)
-                .and_then(|()| s.engine.write_result(&d.table, out, d.create_never, &d.write));
+            r = d.check_fields(out).and_then(|()| {
+                let add = d.schema_update.iter().any(|o| o == "ALLOW_FIELD_ADDITION");
+                s.engine
+                    .write_result(&d.table, out, d.create_never, &d.write, add)
+            });
         }
         job.finish(r.map(Arc::new));
     });

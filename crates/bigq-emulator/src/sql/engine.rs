@@ -178,6 +178,70 @@ fn conform(batches: &[RecordBatch], target: &SchemaRef) -> BqResult<Vec<RecordBa
         .collect()
 }
 
+/// `old` with the columns of `fields` it lacks added at the end (NULLABLE, NULL in its rows)
+/// and `out`'s rows appended by column name, when every column of `old` is in `fields` with
+/// its type; `None` when one is missing or typed otherwise.
+fn with_added_fields(
+    old: &Table,
+    fields: &[TableFieldSchema],
+    out: &QueryOutput,
+) -> BqResult<Option<Table>> {
+    let position = |name: &str| {
+        fields
+            .iter()
+            .position(|f| f.name.eq_ignore_ascii_case(name))
+    };
+    let mut order = Vec::with_capacity(fields.len());
+    for f in &old.schema {
+        match position(&f.name) {
+            Some(i) if fields[i].field_type == f.field_type => order.push(i),
+            _ => return Ok(None),
+        }
+    }
+    let mut schema = old.schema.clone();
+    for (i, f) in fields.iter().enumerate() {
+        if !order.contains(&i) {
+            let mut f = f.clone();
+            if f.mode() == FieldMode::Required {
+                f.mode = Some(FieldMode::Nullable);
+            }
+            schema.push(f);
+            order.push(i);
+        }
+    }
+    let mut table = Table::new(schema)?;
+    table.creation_time = old.creation_time;
+    let target = table.arrow_schema.clone();
+    let mut batches = Vec::with_capacity(old.batches.len() + out.batches.len());
+    for b in &old.batches {
+        let mut cols = b.columns().to_vec();
+        for f in &target.fields()[cols.len()..] {
+            cols.push(datafusion::arrow::array::new_null_array(
+                f.data_type(),
+                b.num_rows(),
+            ));
+        }
+        batches.push(
+            RecordBatch::try_new(target.clone(), cols)
+                .map_err(|e| BqError::internal(format!("adding columns: {e}")))?,
+        );
+    }
+    let reordered = out
+        .batches
+        .iter()
+        .map(|b| {
+            let schema = b.schema();
+            let fields: Vec<_> = order.iter().map(|&i| schema.field(i).clone()).collect();
+            let cols = order.iter().map(|&i| b.column(i).clone()).collect();
+            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+                .map_err(|e| BqError::internal(format!("reordering columns: {e}")))
+        })
+        .collect::<BqResult<Vec<_>>>()?;
+    batches.extend(conform(&reordered, &target)?);
+    table.batches = batches;
+    Ok(Some(table))
+}
+
 /// A result's BigQuery schema as a table schema (no NULLABLE mode spelled out).
 fn table_schema_of(arrow: &Schema) -> BqResult<Vec<TableFieldSchema>> {
     let mut fields = types::bq_schema_of(arrow)?;
@@ -273,7 +337,9 @@ impl Engine {
     }
 
     /// Stores a query result in a destination table, as `configuration.query.
-    /// destinationTable` asks: `write` is WRITE_EMPTY, WRITE_TRUNCATE or WRITE_APPEND.
+    /// destinationTable` asks: `write` is WRITE_EMPTY, WRITE_TRUNCATE or WRITE_APPEND;
+    /// `add_fields` (`schemaUpdateOptions: ALLOW_FIELD_ADDITION`) lets an append bring
+    /// columns the table lacks, which it gains (NULLABLE, NULL in the rows it had).
     ///
     /// Answers with the destination table's rows, which is what BigQuery's
     /// `getQueryResults` reads for such a job.
@@ -283,8 +349,9 @@ impl Engine {
         out: &QueryOutput,
         create_never: bool,
         write: &str,
+        add_fields: bool,
     ) -> BqResult<QueryOutput> {
-        self.store_result(t, out, create_never, write)?;
+        self.store_result(t, out, create_never, write, add_fields)?;
         let table = self.catalog.read().table(t)?;
         Ok(QueryOutput {
             schema: result_style(&table.schema),
@@ -303,6 +370,7 @@ impl Engine {
         out: &QueryOutput,
         create_never: bool,
         write: &str,
+        add_fields: bool,
     ) -> BqResult<()> {
         let fields = table_schema_of(&out.arrow_schema)?;
         let mut w = self.catalog.write();
@@ -328,6 +396,9 @@ impl Engine {
                             a.name.eq_ignore_ascii_case(&b.name) && a.field_type == b.field_type
                         });
                     if !same {
+                        if add_fields && let Some(table) = with_added_fields(&old, &fields, out)? {
+                            return w.put_table(t, table);
+                        }
                         return Err(BqError::invalid(format!(
                             "Provided Schema does not match Table {t}."
                         )));
