@@ -164,6 +164,7 @@ impl EmulatorBuilder {
             jobs: jobs::JobStore::default(),
             query_delay: self.query_delay,
             base_url: base_url.clone(),
+            sessions: Default::default(),
         });
         let faults = Arc::new(Faults::default());
         let grpc_router = grpc::Router::new(

@@ -777,3 +777,82 @@ async fn range_interval_literals() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn temporary_tables_live_in_their_script_or_session() {
+    let c = Ctx::new().await;
+    // A script: the table is visible to the statements after it, then gone.
+    let v = c
+        .query(
+            "CREATE TEMP TABLE t AS SELECT 1 AS id; INSERT INTO t VALUES (2); \
+             SELECT id FROM t ORDER BY id",
+        )
+        .await;
+    assert_eq!(cells(&v), vec![vec![json!("1")], vec![json!("2")]]);
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT * FROM t", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "a script's temporary table outlived it: {v}");
+    // Its hidden dataset is gone.
+    let (_, v) = c.get("/datasets").await;
+    assert!(v.get("datasets").is_none(), "{v}");
+    // One statement alone cannot make one.
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "CREATE TEMP TABLE t (x INT64)", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v.to_string().contains("requires a script or session"),
+        "{v}"
+    );
+
+    // A session: made by one query, named by the next ones.
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "CREATE TEMP TABLE s AS SELECT 'a' AS k", "useLegacySql": false,
+                   "createSession": true}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    let id = v["sessionInfo"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no sessionInfo: {v}"))
+        .to_string();
+    // The session's hidden dataset holds the table but is not listed.
+    let (_, v) = c.get("/datasets").await;
+    assert!(v.get("datasets").is_none(), "{v}");
+    let in_session = |sql: &str| {
+        json!({"query": sql, "useLegacySql": false,
+               "connectionProperties": [{"key": "session_id", "value": id}]})
+    };
+    let (status, v) = c
+        .post("/queries", in_session("INSERT INTO s VALUES ('b')"))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    let (status, v) = c
+        .post("/queries", in_session("SELECT k FROM s ORDER BY k"))
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(cells(&v), vec![vec![json!("a")], vec![json!("b")]]);
+    assert_eq!(v["sessionInfo"]["sessionId"], json!(id));
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT 1", "useLegacySql": false,
+                   "connectionProperties": [{"key": "session_id", "value": "made-up"}]}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        json!("Invalid input session id."),
+        "{v}"
+    );
+}

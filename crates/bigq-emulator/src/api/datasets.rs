@@ -121,6 +121,8 @@ pub fn list(
     let r = s.catalog.read();
     let all: Vec<(String, Dataset)> = r
         .datasets(project)
+        // The hidden datasets of scripts' and sessions' temporary tables.
+        .filter(|(id, _)| !id.starts_with(crate::sql::rewrite::TEMP_DATASET_PREFIX))
         .map(|(id, ds)| (id.clone(), ds.clone()))
         .collect();
     let (items, next) = page.slice(&all);

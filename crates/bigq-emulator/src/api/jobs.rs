@@ -17,7 +17,7 @@ use crate::jobs::{Job, JobState, RequestAnswer};
 use crate::rest::AppState;
 use crate::sql::engine::{QueryOutput, QueryRequest};
 use crate::sql::params::Params;
-use crate::sql::rewrite::NameContext;
+use crate::sql::rewrite::{NameContext, TempScope};
 
 /// The location every job runs in.
 pub const LOCATION: &str = "US";
@@ -79,7 +79,43 @@ pub enum QueryOutcome {
 }
 
 /// Builds the engine request from a query configuration.
-fn engine_request(project: &str, cfg: &Value, dry_run: bool) -> Result<QueryRequest, BqError> {
+/// The session a query configuration names (`connectionProperties` `session_id`) or asks
+/// for (`createSession`): its id and temporary-table scope. An id the emulator did not
+/// give out is BigQuery's `invalid` error.
+fn session(
+    s: &AppState,
+    project: &str,
+    cfg: &Value,
+) -> Result<Option<(String, TempScope)>, BqError> {
+    let named = cfg
+        .get("connectionProperties")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("key").and_then(Value::as_str) == Some("session_id"))
+        .and_then(|p| p.get("value").and_then(Value::as_str));
+    let mut sessions = s.sessions.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(id) = named {
+        return match sessions.get(id) {
+            Some(scope) if scope.project == project => Ok(Some((id.to_string(), scope.clone()))),
+            _ => Err(BqError::invalid("Invalid input session id.")),
+        };
+    }
+    if cfg.get("createSession").and_then(Value::as_bool) == Some(true) {
+        let id = format!("bigq_session_{}", uuid::Uuid::new_v4().simple());
+        let scope = TempScope::new(project);
+        sessions.insert(id.clone(), scope.clone());
+        return Ok(Some((id, scope)));
+    }
+    Ok(None)
+}
+
+fn engine_request(
+    s: &AppState,
+    project: &str,
+    cfg: &Value,
+    dry_run: bool,
+) -> Result<QueryRequest, BqError> {
     let sql = cfg
         .get("query")
         .and_then(Value::as_str)
@@ -104,9 +140,18 @@ fn engine_request(project: &str, cfg: &Value, dry_run: bool) -> Result<QueryRequ
         names: NameContext {
             project: project.to_string(),
             default_dataset,
+            temp: None,
         },
         params: Params::from_json(cfg.get("queryParameters"))?,
         dry_run,
+        session_id: None,
+    })
+    .and_then(|mut req| {
+        if let Some((id, scope)) = session(s, project, cfg)? {
+            req.names.temp = Some(scope);
+            req.session_id = Some(id);
+        }
+        Ok(req)
     })
 }
 
@@ -306,7 +351,7 @@ fn fits_first_page(out: &QueryOutput, max_rows: Option<usize>) -> bool {
 /// `jobs.query`.
 pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, BqError> {
     let project = &call.project;
-    let req = engine_request(project, &call.config, call.dry_run)?;
+    let req = engine_request(s, project, &call.config, call.dry_run)?;
     let created = now_millis();
     if call.dry_run {
         let mut out = run_guarded(s, req).await?;
@@ -492,7 +537,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         .unwrap_or_else(|| LOCATION.to_string());
     let dest = destination(project, qcfg);
     let cfg = configuration(project, &job_id, qcfg, call.dry_run);
-    let req = match engine_request(project, qcfg, call.dry_run) {
+    let req = match engine_request(s, project, qcfg, call.dry_run) {
         Ok(r) => r,
         Err(e) => {
             // BigQuery creates the job and fails it.

@@ -97,6 +97,7 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
                 names: NameContext {
                     project: t.project.clone(),
                     default_dataset: None,
+                    temp: None,
                 },
                 dry_run: true,
                 ..Default::default()

@@ -184,6 +184,7 @@ async fn restrict(t: &TableRef, table: &Table, restriction: &str) -> BqResult<Ve
         names: NameContext {
             project: t.project.clone(),
             default_dataset: None,
+            temp: None,
         },
         ..Default::default()
     };

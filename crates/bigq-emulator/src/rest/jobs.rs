@@ -78,6 +78,11 @@ fn statistics(job: &Job, st: &JobState) -> Value {
     }
     s.insert("totalBytesProcessed".into(), "0".into());
     s.insert("query".into(), Value::Object(q));
+    if let Some(Ok(out)) = &st.result
+        && let Some(id) = &out.session_id
+    {
+        s.insert("sessionInfo".into(), json!({"sessionId": id}));
+    }
     Value::Object(s)
 }
 
@@ -132,6 +137,9 @@ fn query_response(
     head.insert("totalBytesProcessed".into(), "0".into());
     head.insert("jobComplete".into(), true.into());
     head.insert("cacheHit".into(), false.into());
+    if let Some(id) = &out.session_id {
+        head.insert("sessionInfo".into(), json!({"sessionId": id}));
+    }
     dml_stats(out, &mut head);
     head.extend(extra);
     let head = Value::Object(head);

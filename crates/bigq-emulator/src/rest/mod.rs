@@ -35,6 +35,8 @@ pub struct AppState {
     pub query_delay: Duration,
     /// The base URL, for `selfLink`s.
     pub base_url: String,
+    /// Sessions (`createSession`), by id: where their temporary tables live.
+    pub sessions: std::sync::Mutex<HashMap<String, crate::sql::rewrite::TempScope>>,
 }
 
 /// URL query parameters.

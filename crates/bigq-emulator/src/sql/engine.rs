@@ -19,7 +19,7 @@ use datafusion::sql::sqlparser::ast::{
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::sql::params::Params;
-use crate::sql::rewrite::{self, NameContext};
+use crate::sql::rewrite::{self, NameContext, TempScope};
 use crate::sql::types;
 
 /// One query request.
@@ -33,6 +33,8 @@ pub struct QueryRequest {
     pub params: Params,
     /// Plan only: report the schema, change nothing.
     pub dry_run: bool,
+    /// The session the query runs in (its temporary tables are `names.temp`), if any.
+    pub session_id: Option<String>,
 }
 
 /// DML row counts.
@@ -79,6 +81,8 @@ pub struct QueryOutput {
     pub ddl: Option<DdlInfo>,
     /// Whether the statement answers with rows (a query), so `totalRows` is reported.
     pub returns_rows: bool,
+    /// The session the query ran in (`statistics.sessionInfo.sessionId`), if any.
+    pub session_id: Option<String>,
 }
 
 impl QueryOutput {
@@ -91,6 +95,7 @@ impl QueryOutput {
             dml: None,
             ddl: None,
             returns_rows: false,
+            session_id: None,
         }
     }
 
@@ -361,6 +366,7 @@ impl Engine {
             dml: None,
             ddl: None,
             returns_rows: true,
+            session_id: None,
         })
     }
 
@@ -424,13 +430,15 @@ impl Engine {
 
     /// Runs a query or script; a script answers with its last statement's result.
     pub async fn execute(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
-        self.execute_script(req).await.map_err(|e| {
+        let mut out = self.execute_script(req).await.map_err(|e| {
             if e.reason == "invalidQuery" && e.location.is_none() {
                 e.with_location("q")
             } else {
                 e
             }
-        })
+        })?;
+        out.session_id = req.session_id.clone();
+        Ok(out)
     }
 
     async fn execute_script(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
@@ -441,9 +449,44 @@ impl Engine {
             ));
         }
         let n = stmts.len();
+        // A script outside a session keeps its temporary tables in a hidden dataset of its
+        // own, dropped when it ends.
+        let script_temp = (req.names.temp.is_none()
+            && n > 1
+            && stmts
+                .iter()
+                .any(|s| matches!(s, Statement::CreateTable(ct) if ct.temporary)))
+        .then(|| TempScope::new(&req.names.project));
+        let scoped;
+        let req = match &script_temp {
+            Some(scope) => {
+                let mut r = req.clone();
+                r.names.temp = Some(scope.clone());
+                scoped = r;
+                &scoped
+            }
+            None => req,
+        };
         let mut last = None;
+        let mut failed = None;
         for stmt in stmts {
-            last = Some(self.statement(stmt, req).await?);
+            match self.statement(stmt, req).await {
+                Ok(out) => last = Some(out),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(scope) = &script_temp {
+            // Absent when no temporary table was made before a failure.
+            let _ = self
+                .catalog
+                .write()
+                .delete_dataset(&scope.project, &scope.dataset, true);
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         let mut out = last.unwrap_or_else(|| QueryOutput::empty("SCRIPT"));
         if n > 1 {
@@ -482,6 +525,26 @@ impl Engine {
         }
     }
 
+    /// Where `CREATE TEMP TABLE name` puts its table: the script's or session's hidden
+    /// dataset (made on first use). The name must have one part.
+    fn temp_table(&self, name: &ast::ObjectName, cx: &NameContext) -> BqResult<TableRef> {
+        let scope = cx.temp.as_ref().ok_or_else(|| {
+            BqError::invalid_query("Use of CREATE TEMPORARY TABLE requires a script or session")
+        })?;
+        let parts = rewrite::name_parts(name)?;
+        let [table] = parts.as_slice() else {
+            return Err(BqError::invalid_query(format!(
+                "Temporary table name {} cannot be qualified",
+                parts.join(".")
+            )));
+        };
+        let mut w = self.catalog.write();
+        if w.dataset_mut(&scope.project, &scope.dataset).is_err() {
+            w.create_dataset(&scope.project, &scope.dataset, Dataset::new(None))?;
+        }
+        Ok(scope.add(table))
+    }
+
     async fn statement(&self, stmt: Statement, req: &QueryRequest) -> BqResult<QueryOutput> {
         let cx = &req.names;
         match stmt {
@@ -496,13 +559,15 @@ impl Engine {
                     dml: None,
                     ddl: None,
                     returns_rows: true,
+                    session_id: None,
                 })
             }
             Statement::CreateTable(ct) => {
-                let t = rewrite::resolve(&ct.name, cx)?;
-                if ct.temporary {
-                    return Err(BqError::unsupported("CREATE TEMP TABLE"));
-                }
+                let t = if ct.temporary {
+                    self.temp_table(&ct.name, cx)?
+                } else {
+                    rewrite::resolve(&ct.name, cx)?
+                };
                 let exists = self.catalog.read().table(&t).is_ok();
                 self.catalog.read().dataset(&t.project, &t.dataset)?;
                 let stype = if ct.query.is_some() {
@@ -1370,6 +1435,7 @@ mod tests {
             names: NameContext {
                 project: "p".into(),
                 default_dataset: Some(("p".into(), "d".into())),
+                temp: None,
             },
             ..Default::default()
         }

@@ -24,6 +24,57 @@ pub struct NameContext {
     pub project: String,
     /// The default dataset (`defaultDataset` of the request), if any.
     pub default_dataset: Option<(String, String)>,
+    /// The temporary tables of the script or session, found first for a one-part name.
+    pub temp: Option<TempScope>,
+}
+
+/// Datasets that hold temporary tables start with this (and are not listed).
+pub const TEMP_DATASET_PREFIX: &str = "_bigq_temp_";
+
+/// Where a script's or a session's temporary tables live: a hidden dataset, and the names
+/// created in it so far (shared by every statement of the script or session).
+#[derive(Clone, Debug, Default)]
+pub struct TempScope {
+    /// The project of the hidden dataset.
+    pub project: String,
+    /// The hidden dataset.
+    pub dataset: String,
+    tables: std::sync::Arc<std::sync::Mutex<HashSet<String>>>,
+}
+
+impl TempScope {
+    /// A scope with a fresh hidden dataset name in `project` (the dataset is made when the
+    /// first temporary table is).
+    pub fn new(project: &str) -> Self {
+        TempScope {
+            project: project.to_string(),
+            dataset: format!("{TEMP_DATASET_PREFIX}{}", uuid::Uuid::new_v4().simple()),
+            tables: Default::default(),
+        }
+    }
+
+    fn table_ref(&self, name: &str) -> TableRef {
+        TableRef {
+            project: self.project.clone(),
+            dataset: self.dataset.clone(),
+            table: name.to_ascii_lowercase(),
+        }
+    }
+
+    /// The temporary table `name`, if the scope made one.
+    pub fn get(&self, name: &str) -> Option<TableRef> {
+        let tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        tables
+            .contains(&name.to_ascii_lowercase())
+            .then(|| self.table_ref(name))
+    }
+
+    /// Records the temporary table `name` and returns where it lives.
+    pub fn add(&self, name: &str) -> TableRef {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        tables.insert(name.to_ascii_lowercase());
+        self.table_ref(name)
+    }
 }
 
 /// Parses GoogleSQL (one statement or a script).
@@ -76,16 +127,21 @@ fn resolve_parts(parts: &[String], cx: &NameContext) -> BqResult<TableRef> {
             dataset: d.clone(),
             table: t.clone(),
         }),
-        [t] => match &cx.default_dataset {
-            Some((p, d)) => Ok(TableRef {
-                project: p.clone(),
-                dataset: d.clone(),
-                table: t.clone(),
-            }),
-            None => Err(BqError::invalid_query(format!(
-                "Table \"{t}\" must be qualified with a dataset (e.g. dataset.table)."
-            ))),
-        },
+        [t] => {
+            if let Some(temp) = cx.temp.as_ref().and_then(|s| s.get(t)) {
+                return Ok(temp);
+            }
+            match &cx.default_dataset {
+                Some((p, d)) => Ok(TableRef {
+                    project: p.clone(),
+                    dataset: d.clone(),
+                    table: t.clone(),
+                }),
+                None => Err(BqError::invalid_query(format!(
+                    "Table \"{t}\" must be qualified with a dataset (e.g. dataset.table)."
+                ))),
+            }
+        }
         _ => Err(BqError::invalid_query(format!(
             "Invalid table name: {}",
             parts.join(".")
@@ -507,9 +563,21 @@ impl Rewriter<'_> {
                     let [arr] = array_exprs.as_slice() else {
                         return Err(BqError::unsupported("UNNEST of several arrays WITH OFFSET"));
                     };
+                    // 0 to length - 1 (DataFusion's `generate_series` includes its end; its
+                    // `range` would be taken for GoogleSQL's RANGE by the rewrite).
                     let positions = call(
-                        "range",
-                        vec![number(0), call("cardinality", vec![arr.clone()])],
+                        "generate_series",
+                        vec![
+                            number(0),
+                            binary(
+                                cast(
+                                    call("cardinality", vec![arr.clone()]),
+                                    ast::DataType::BigInt(None),
+                                ),
+                                BinaryOperator::Minus,
+                                number(1),
+                            ),
+                        ],
                     );
                     array_exprs.push(positions);
                     let value = alias
