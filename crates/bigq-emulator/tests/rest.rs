@@ -856,3 +856,27 @@ async fn temporary_tables_live_in_their_script_or_session() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn result_columns_are_named_as_bigquery_names_them() {
+    let c = Ctx::new().await;
+    let names = |v: &Value| -> Vec<String> {
+        v["schema"]["fields"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no schema: {v}"))
+            .iter()
+            .map(|f| f["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    // Anonymous columns are f0_, f1_, ... counted among themselves; a column keeps its name,
+    // a path its last part; a set operation takes the names of its first query.
+    let v = c
+        .query(
+            "SELECT 1, x, 'a' AS b, COUNT(*), s.k FROM UNNEST([1]) AS x, \
+             (SELECT STRUCT(2 AS k) AS s) GROUP BY x, s.k",
+        )
+        .await;
+    assert_eq!(names(&v), ["f0_", "x", "b", "f1_", "k"]);
+    let v = c.query("SELECT 1, 1 UNION ALL SELECT 2, 3").await;
+    assert_eq!(names(&v), ["f0_", "f1_"]);
+}

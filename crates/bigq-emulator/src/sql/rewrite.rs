@@ -171,8 +171,50 @@ pub fn rewrite_query(
         positional: 0,
     };
     match q.visit(&mut r) {
-        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Continue(()) => {
+            name_result_columns(q);
+            Ok(())
+        }
         ControlFlow::Break(e) => Err(e),
+    }
+}
+
+/// Names the result columns as BigQuery does: a column reference or a path (`t.x`,
+/// `s.a.b`) by its last part, any other expression without an alias `f0_`, `f1_`, ... (in
+/// the order of such columns); DataFusion would name them after the expression
+/// (`count(*)`, `Int64(1)`). Only the outermost SELECT's names reach the result (the
+/// leftmost one of a set operation).
+fn name_result_columns(q: &mut Query) {
+    fn leftmost(body: &mut ast::SetExpr) -> Option<&mut ast::Select> {
+        match body {
+            ast::SetExpr::Select(s) => Some(s),
+            ast::SetExpr::SetOperation { left, .. } => leftmost(left),
+            ast::SetExpr::Query(q) => leftmost(&mut q.body),
+            _ => None,
+        }
+    }
+    let Some(select) = leftmost(&mut q.body) else {
+        return;
+    };
+    let mut anonymous = 0;
+    for item in &mut select.projection {
+        let ast::SelectItem::UnnamedExpr(e) = item else {
+            continue;
+        };
+        let alias = match e {
+            Expr::Identifier(_) => continue,
+            Expr::CompoundIdentifier(parts) => match parts.last() {
+                Some(last) => last.clone(),
+                None => continue,
+            },
+            _ => {
+                let name = Ident::new(format!("f{anonymous}_"));
+                anonymous += 1;
+                name
+            }
+        };
+        let expr = std::mem::replace(e, Expr::value(Value::Null));
+        *item = ast::SelectItem::ExprWithAlias { expr, alias };
     }
 }
 
