@@ -119,9 +119,10 @@ async fn python_client_replays_rest_crud() {
 /// The `sql/specialized_types` fixtures bigq-emulator matches (GEOGRAPHY text, GeoJSON,
 /// type, points and distances on BigQuery's sphere; range interval literals, INTERVAL
 /// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
-/// RANGE_SESSIONIZE; DATE ± INTERVAL as DATETIME); a regression guard, since the rest of
-/// the suite (S2 areas, buffers and polygon predicates, RANGE_SESSIONIZE over NULL ranges)
-/// is not served yet.
+/// RANGE_SESSIONIZE; DATE ± INTERVAL as DATETIME; spherical predicates, areas, WKB and
+/// GeoJSON input); a regression guard, since the rest of the suite (buffers, centroids,
+/// polygon overlays, simplification, GeoJSON's densified edges, PARSE_JSON, RANGE_SESSIONIZE
+/// over NULL ranges) is not served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -160,7 +161,7 @@ async fn still_passing(py: String, suite: &str, expected: &[&str]) {
     );
 }
 
-/// The specialized_types fixtures that match (102 of 150 on 2026-11-30, session 5).
+/// The specialized_types fixtures that match (136 of 150 on 2026-11-30, session 5).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
@@ -214,6 +215,9 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "range_start_basic",
     "range_starts_with_inf",
     "range_timestamp_literal",
+    "spheroidal_area_city_match",
+    "spheroidal_area_neighborhood_match",
+    "spheroidal_area_state_xfail",
     "spheroidal_distance_city_match",
     "spheroidal_distance_metro_close_or_xfail",
     "spheroidal_distance_national_xfail",
@@ -223,21 +227,33 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "spheroidal_high_latitude_distance",
     "spheroidal_length_city_match",
     "spheroidal_length_state_xfail",
+    "st_area_continental",
+    "st_asbinary_point",
     "st_asgeojson_empty_point",
     "st_asgeojson_multipoint",
     "st_asgeojson_point",
     "st_asgeojson_polygon",
     "st_astext_point",
+    "st_boundary_polygon",
+    "st_closestpoint_basic",
+    "st_contains_no",
+    "st_contains_yes",
+    "st_convexhull_points",
+    "st_coveredby_yes",
+    "st_covers_yes",
     "st_dimension_line",
     "st_dimension_point",
     "st_dimension_polygon",
+    "st_disjoint_no",
     "st_disjoint_yes",
     "st_distance_continental",
+    "st_dump_multipoint",
     "st_dwithin_no",
     "st_dwithin_yes",
     "st_endpoint_line",
     "st_envelope_polygon",
     "st_equals_basic",
+    "st_geogfromgeojson_point",
     "st_geogfromtext_collection",
     "st_geogfromtext_linestring",
     "st_geogfromtext_multilinestring",
@@ -245,25 +261,44 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_geogfromtext_multipolygon",
     "st_geogfromtext_point",
     "st_geogfromtext_polygon",
+    "st_geogfromwkb_point",
     "st_geogpoint",
     "st_geometrytype_linestring",
     "st_geometrytype_multipoint",
     "st_geometrytype_point",
     "st_geometrytype_polygon",
     "st_intersects_no",
+    "st_intersects_yes",
     "st_intersectsbox_no",
     "st_intersectsbox_yes",
+    "st_isclosed_closed",
     "st_isclosed_line",
     "st_isempty_no",
     "st_isempty_yes",
+    "st_isring_basic",
     "st_isring_line",
     "st_isvalid_polygon",
     "st_length_continental",
+    "st_makeline_basic",
+    "st_makepolygon_basic",
     "st_makepolygon_from_ring",
+    "st_makepolygonoriented_basic",
+    "st_maxdistance_basic",
     "st_npoints_line",
     "st_numpoints_polygon",
+    "st_perimeter_continental",
+    "st_pointn_first",
     "st_pointn_line",
+    "st_snaptogrid_basic",
     "st_startpoint_line",
+    "st_touches_no",
+    "st_touches_yes",
+    "st_union_agg_basic",
+    "st_union_points",
+    "st_within_no",
+    "st_within_yes",
+    "st_x_basic",
+    "st_y_basic",
 ];
 
 /// The official Storage Read client (`google-cloud-bigquery-storage`, with pyarrow and

@@ -368,9 +368,8 @@ enum PointPair {
     Distance,
     /// `ST_DWITHIN`: within the third argument's metres.
     Within,
-    /// `ST_INTERSECTS` and `ST_EQUALS` (the same point), `ST_DISJOINT` (not).
+    /// `ST_EQUALS`: the same point.
     Same,
-    Disjoint,
 }
 
 /// A function of two points; other shapes are refused by name.
@@ -392,7 +391,7 @@ fn two_points(name: &'static str, pair: PointPair) -> ScalarUDF {
             };
             if p.is_empty() || q.is_empty() {
                 metres.append_null();
-                truth.append_option(matches!(pair, PointPair::Disjoint).then_some(true));
+                truth.append_null();
                 continue;
             }
             let (p, q) = (p.as_point(name)?, q.as_point(name)?);
@@ -404,7 +403,6 @@ fn two_points(name: &'static str, pair: PointPair) -> ScalarUDF {
                     _ => truth.append_null(),
                 },
                 PointPair::Same => truth.append_value(same),
-                PointPair::Disjoint => truth.append_value(!same),
             }
         }
         let array: ArrayRef = match pair {
@@ -509,15 +507,16 @@ pub fn register(ctx: &SessionContext) {
         unary!("st_length", DataType::Float64, Float64Builder, Geo::length),
         two_points("st_distance", PointPair::Distance),
         two_points("st_dwithin", PointPair::Within),
-        two_points("st_intersects", PointPair::Same),
         two_points("st_equals", PointPair::Same),
-        two_points("st_disjoint", PointPair::Disjoint),
         st_intersectsbox(),
     ];
     for udf in udfs {
         ctx.register_udf(udf);
     }
+    more::register(ctx);
 }
+
+mod more;
 
 #[cfg(test)]
 mod tests {

@@ -870,6 +870,18 @@ impl Rewriter<'_> {
                     return Ok(());
                 }
                 match name.as_str() {
+                    "FROM_HEX" => {
+                        if let Some(mut args) = function_args(f).filter(|a| a.len() == 1) {
+                            args.push(string("hex"));
+                            *e = call("decode", args);
+                        }
+                    }
+                    // An aggregate of the array of its inputs.
+                    "ST_UNION_AGG" => {
+                        if let Some(args) = function_args(f).filter(|a| a.len() == 1) {
+                            *e = call("st_union", vec![call("array_agg", args)]);
+                        }
+                    }
                     // DataFusion has a `range` of its own (an array of integers).
                     "RANGE" => {
                         f.name =
