@@ -254,6 +254,19 @@ impl Destination {
     }
 }
 
+/// The strings of the array at `pointer` in `cfg` (none when it is absent).
+fn strings_at(cfg: &Value, pointer: &str) -> Vec<String> {
+    cfg.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The user's `destinationTable` of a query configuration, if any.
 fn destination(project: &str, cfg: &Value) -> Option<Destination> {
     let d = cfg.get("destinationTable")?;
@@ -274,30 +287,12 @@ fn destination(project: &str, cfg: &Value) -> Option<Destination> {
         .filter(|w| !w.is_empty())
         .unwrap_or("WRITE_EMPTY")
         .to_string();
-    let clustering = cfg
-        .pointer("/clustering/fields")
-        .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let clustering = strings_at(cfg, "/clustering/fields");
     let partitioning = ["/timePartitioning/field", "/rangePartitioning/field"]
         .iter()
         .find_map(|p| cfg.pointer(p).and_then(Value::as_str))
         .map(str::to_string);
-    let schema_update = cfg
-        .get("schemaUpdateOptions")
-        .and_then(Value::as_array)
-        .map(|o| {
-            o.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let schema_update = strings_at(cfg, "/schemaUpdateOptions");
     Some(Destination {
         table,
         create_never,
