@@ -35,7 +35,9 @@ pub fn wire_field(field: &TableFieldSchema) -> BqResult<Field> {
             &field.field_type,
         ),
         _ => {
-            let scalar = TableFieldSchema::new(&field.name, field.field_type.clone());
+            // The column as a single value (a RANGE keeps its element type).
+            let mut scalar = TableFieldSchema::new(&field.name, field.field_type.clone());
+            scalar.range_element_type = field.range_element_type.clone();
             types::arrow_field(&scalar)?
         }
     };

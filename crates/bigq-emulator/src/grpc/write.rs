@@ -83,10 +83,10 @@ fn default_stream_table(name: &str) -> Option<TableRef> {
     parse_table(name.strip_suffix("/streams/_default")?)
 }
 
-/// A BigQuery column as the Storage API's `TableFieldSchema`.
-fn proto_field(f: &TableFieldSchema) -> pb::TableFieldSchema {
-    use pb::table_field_schema::{Mode, Type};
-    let t = match f.field_type {
+/// A BigQuery type as the Storage API's.
+fn proto_type(t: &FieldType) -> pb::table_field_schema::Type {
+    use pb::table_field_schema::Type;
+    match t {
         FieldType::String => Type::String,
         FieldType::Int64 => Type::Int64,
         FieldType::Float64 => Type::Double,
@@ -104,7 +104,13 @@ fn proto_field(f: &TableFieldSchema) -> pb::TableFieldSchema {
         FieldType::Json => Type::Json,
         FieldType::Range => Type::Range,
         _ => Type::Unspecified,
-    };
+    }
+}
+
+/// A BigQuery column as the Storage API's `TableFieldSchema` (a RANGE with its element
+/// type).
+fn proto_field(f: &TableFieldSchema) -> pb::TableFieldSchema {
+    use pb::table_field_schema::{FieldElementType, Mode};
     let mode = match f.mode() {
         FieldMode::Nullable => Mode::Nullable,
         FieldMode::Required => Mode::Required,
@@ -112,9 +118,12 @@ fn proto_field(f: &TableFieldSchema) -> pb::TableFieldSchema {
     };
     pb::TableFieldSchema {
         name: f.name.clone(),
-        r#type: t as i32,
+        r#type: proto_type(&f.field_type) as i32,
         mode: mode as i32,
         fields: f.fields.iter().map(proto_field).collect(),
+        range_element_type: f.range_element_type.as_ref().map(|r| FieldElementType {
+            r#type: proto_type(&r.element_type) as i32,
+        }),
         ..Default::default()
     }
 }

@@ -98,6 +98,22 @@ fn wire_mismatch(name: &str, wire: u64) -> String {
     format!("field {name}: wire type {wire} does not match its declared type")
 }
 
+/// The columns of a column written as a nested message: a RECORD's fields, or a RANGE's
+/// `start` and `end` (of its element type).
+fn message_columns(c: &TableFieldSchema) -> Option<Vec<TableFieldSchema>> {
+    match c.field_type {
+        FieldType::Record => Some(c.fields.clone()),
+        FieldType::Range => {
+            let element = c.range_element_type.as_ref()?.element_type.clone();
+            Some(vec![
+                TableFieldSchema::new("start", element.clone()),
+                TableFieldSchema::new("end", element),
+            ])
+        }
+        _ => None,
+    }
+}
+
 impl Msg {
     /// Compiles `desc` (nested types looked up in `root`) against `columns`, whose Arrow
     /// fields are `fields`. `prefix` is the dotted path of the enclosing RECORD.
@@ -116,7 +132,7 @@ impl Msg {
         let mut cols = Vec::with_capacity(columns.len());
         for (c, field) in columns.iter().zip(fields.iter()) {
             let path = format!("{prefix}{}", c.name);
-            let body = if c.field_type == FieldType::Record {
+            let body = if let Some(sub_columns) = message_columns(c) {
                 let element = match field.data_type() {
                     DataType::List(item) => item.data_type(),
                     t => t,
@@ -129,7 +145,7 @@ impl Msg {
                     .filter(|f| f.r#type() == Type::Message)
                     .and_then(|f| nested(root, f.type_name()))
                     .unwrap_or(&empty);
-                let msg = Msg::compile(root, sub, &c.fields, sub_fields, &format!("{path}."))?;
+                let msg = Msg::compile(root, sub, &sub_columns, sub_fields, &format!("{path}."))?;
                 Body::Record(Box::new(msg), NullBufferBuilder::new(0))
             } else {
                 let leaf = Leaf::new(&c.field_type).ok_or_else(|| {
@@ -162,7 +178,7 @@ impl Msg {
                 }
                 Some(col)
                     if ty == Type::Message
-                        && columns[col].field_type == FieldType::Record
+                        && message_columns(&columns[col]).is_some()
                         && nested(root, f.type_name()).is_none() =>
                 {
                     Target::Fail(
