@@ -880,3 +880,41 @@ async fn result_columns_are_named_as_bigquery_names_them() {
     let v = c.query("SELECT 1, 1 UNION ALL SELECT 2, 3").await;
     assert_eq!(names(&v), ["f0_", "f1_"]);
 }
+
+#[tokio::test]
+async fn unnest_of_structs_without_an_alias_has_their_fields_as_columns() {
+    let c = Ctx::new().await;
+    let v = c
+        .query(
+            "SELECT id, label FROM UNNEST([STRUCT(10 AS id, 'ten' AS label), STRUCT(20, 'twenty')]) \
+             ORDER BY id",
+        )
+        .await;
+    assert_eq!(
+        cells(&v),
+        vec![
+            vec![json!("10"), json!("ten")],
+            vec![json!("20"), json!("twenty")]
+        ]
+    );
+    // Two of them joined; an alias keeps the struct whole; scalars stay one column.
+    let v = c
+        .query("SELECT a, b FROM UNNEST([STRUCT(1 AS a)]) JOIN UNNEST([STRUCT(1 AS b)]) ON a = b")
+        .await;
+    assert_eq!(cells(&v), vec![vec![json!("1"), json!("1")]]);
+    let v = c
+        .query("SELECT s.a FROM UNNEST([STRUCT(7 AS a)]) AS s")
+        .await;
+    assert_eq!(cells(&v), vec![vec![json!("7")]]);
+    let v = c.query("SELECT * FROM UNNEST([1, 2])").await;
+    assert_eq!(cells(&v), vec![vec![json!("1")], vec![json!("2")]]);
+    // In an INSERT too.
+    c.dataset("d").await;
+    c.query("CREATE TABLE d.t (id INT64, label STRING)").await;
+    c.query(
+        "INSERT INTO d.t (id, label) SELECT id, label FROM UNNEST([STRUCT(1 AS id, 'one' AS label)])",
+    )
+    .await;
+    let v = c.query("SELECT id, label FROM d.t").await;
+    assert_eq!(cells(&v), vec![vec![json!("1"), json!("one")]]);
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bigq_codec::schema::{FieldMode, TableFieldSchema};
 use datafusion::arrow::array::{ArrayRef, new_null_array};
 use datafusion::arrow::compute::{cast, concat_batches};
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
@@ -505,6 +505,7 @@ impl Engine {
     ) -> BqResult<(SchemaRef, Vec<RecordBatch>)> {
         rewrite::rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
+        self.expand_struct_unnests(&mut q, &state).await?;
         let plan = state
             .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
             .await
@@ -516,6 +517,48 @@ impl Engine {
         let df = self.ctx.execute_logical_plan(plan).await.map_err(df_err)?;
         let batches = df.collect().await.map_err(df_err)?;
         Ok((schema, batches))
+    }
+
+    /// Makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns, as
+    /// BigQuery does: each such array's type is learnt by planning `SELECT <array>` alone
+    /// (an array that needs the query's other tables is left as it is).
+    async fn expand_struct_unnests(
+        &self,
+        q: &mut Query,
+        state: &datafusion::execution::SessionState,
+    ) -> BqResult<()> {
+        let arrays = rewrite::anonymous_unnests(q);
+        if arrays.is_empty() {
+            return Ok(());
+        }
+        let mut fields = Vec::with_capacity(arrays.len());
+        for array in arrays {
+            let mut probe = self.parse_query("SELECT 1")?;
+            if let ast::SetExpr::Select(s) = probe.body.as_mut() {
+                s.projection = vec![ast::SelectItem::UnnamedExpr(array)];
+            }
+            let planned = state
+                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
+                .await;
+            fields.push(
+                planned
+                    .ok()
+                    .and_then(|plan| match plan.schema().field(0).data_type() {
+                        DataType::List(item) | DataType::LargeList(item)
+                            if crate::sql::range::range_element(item.data_type()).is_none() =>
+                        {
+                            match item.data_type() {
+                                DataType::Struct(fs) => {
+                                    Some(fs.iter().map(|f| f.name().clone()).collect())
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }),
+            );
+        }
+        rewrite::expand_struct_unnests(q, &fields)
     }
 
     fn parse_query(&self, sql: &str) -> BqResult<Box<Query>> {
