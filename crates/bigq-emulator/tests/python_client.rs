@@ -132,8 +132,7 @@ async fn python_client_replays_specialized_types() {
 /// The `sql/api_configuration` fixtures bigq-emulator matches (job options: destination
 /// tables, write dispositions, clustering and partitioning checks, schema update options,
 /// labels, dry run, cache, priority, sessions and temporary tables, ...); a regression
-/// guard, since DECLARE, legacy SQL and two DataFusion planning failures are not served
-/// yet.
+/// guard, since legacy SQL and two DataFusion planning failures are not served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_api_configuration() {
     let Some(py) = python() else { return };
@@ -349,7 +348,7 @@ async fn python_storage_write_client() {
     .await;
 }
 
-/// The api_configuration fixtures that match (59 of 63 on 2026-11-30, session 5).
+/// The api_configuration fixtures that match (60 of 63 on 2026-11-30, session 5).
 const API_CONFIGURATION_PASSING: &[&str] = &[
     "cache_disabled_with_count_distinct",
     "create_never_missing_destination",
@@ -399,6 +398,7 @@ const API_CONFIGURATION_PASSING: &[&str] = &[
     "schema_update_addition_with_truncate",
     "schema_update_relaxation_rejected_without_option",
     "schema_update_relaxation_required_to_nullable",
+    "session_declared_var_shared",
     "session_invalid_session_id",
     "session_temp_table_visible",
     "use_query_cache_disabled",

@@ -918,3 +918,60 @@ async fn unnest_of_structs_without_an_alias_has_their_fields_as_columns() {
     let v = c.query("SELECT id, label FROM d.t").await;
     assert_eq!(cells(&v), vec![vec![json!("1"), json!("one")]]);
 }
+
+#[tokio::test]
+async fn script_variables_declare_set_and_live_in_a_session() {
+    let c = Ctx::new().await;
+    let v = c
+        .query(
+            "DECLARE a, b STRING DEFAULT 'x'; DECLARE n INT64 DEFAULT (SELECT COUNT(*) FROM \
+             UNNEST([1, 2, 3])); DECLARE t TIMESTAMP; SET b = CONCAT(a, 'y'); \
+             SELECT a, b, n * 2 AS m, t",
+        )
+        .await;
+    let fields: Vec<(&str, &str)> = v["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("a", "STRING"),
+            ("b", "STRING"),
+            ("m", "INTEGER"),
+            ("t", "TIMESTAMP")
+        ]
+    );
+    assert_eq!(
+        cells(&v),
+        vec![vec![json!("x"), json!("xy"), json!("6"), Value::Null]]
+    );
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SET z = 1; SELECT 1", "useLegacySql": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(v.to_string().contains("Unrecognized variable: z"), "{v}");
+    // A session keeps its variables for the queries after.
+    let (_, v) = c
+        .post(
+            "/queries",
+            json!({"query": "DECLARE k INT64 DEFAULT 41", "useLegacySql": false,
+                   "createSession": true}),
+        )
+        .await;
+    let id = v["sessionInfo"]["sessionId"].as_str().unwrap().to_string();
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT k + 1 AS answer", "useLegacySql": false,
+                   "connectionProperties": [{"key": "session_id", "value": id}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(cells(&v), vec![vec![json!("42")]]);
+}

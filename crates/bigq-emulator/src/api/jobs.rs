@@ -141,6 +141,7 @@ fn engine_request(
             project: project.to_string(),
             default_dataset,
             temp: None,
+            vars: Default::default(),
         },
         params: Params::from_json(cfg.get("queryParameters"))?,
         dry_run,
@@ -148,6 +149,7 @@ fn engine_request(
     })
     .and_then(|mut req| {
         if let Some((id, scope)) = session(s, project, cfg)? {
+            req.names.vars = scope.vars.clone();
             req.names.temp = Some(scope);
             req.session_id = Some(id);
         }

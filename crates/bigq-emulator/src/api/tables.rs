@@ -98,6 +98,7 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
                     project: t.project.clone(),
                     default_dataset: None,
                     temp: None,
+                    vars: Default::default(),
                 },
                 dry_run: true,
                 ..Default::default()

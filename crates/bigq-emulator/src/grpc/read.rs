@@ -185,6 +185,7 @@ async fn restrict(t: &TableRef, table: &Table, restriction: &str) -> BqResult<Ve
             project: t.project.clone(),
             default_dataset: None,
             temp: None,
+            vars: Default::default(),
         },
         ..Default::default()
     };

@@ -561,6 +561,52 @@ impl Engine {
         rewrite::expand_struct_unnests(q, &fields)
     }
 
+    /// A script variable's value, evaluated once (`SELECT CAST(value AS type)`), as a
+    /// literal for the statements that use it; NULL when there is no value.
+    async fn variable_value(
+        &self,
+        value: Option<ast::Expr>,
+        data_type: Option<&ast::DataType>,
+        req: &QueryRequest,
+    ) -> BqResult<ast::Expr> {
+        let value = value.unwrap_or(ast::Expr::value(ast::Value::Null));
+        let expr = match data_type {
+            Some(t) => ast::Expr::Cast {
+                kind: ast::CastKind::Cast,
+                expr: Box::new(value),
+                data_type: t.clone(),
+                array: false,
+                format: None,
+            },
+            None => value,
+        };
+        let mut q = self.parse_query("SELECT 1")?;
+        if let ast::SetExpr::Select(s) = q.body.as_mut() {
+            s.projection = vec![ast::SelectItem::UnnamedExpr(expr)];
+        }
+        let (schema, batches) = self.plan_and_run(q, req, false).await?;
+        let scalar = match batches.iter().find(|b| b.num_rows() > 0) {
+            Some(b) => datafusion::common::ScalarValue::try_from_array(b.column(0), 0),
+            None => datafusion::common::ScalarValue::try_from(schema.field(0).data_type()),
+        }
+        .map_err(df_err)?;
+        if scalar.is_null()
+            && let Some(t) = data_type
+        {
+            // A typed NULL keeps its type (the unparser would write a bare NULL).
+            return Ok(ast::Expr::Cast {
+                kind: ast::CastKind::Cast,
+                expr: Box::new(ast::Expr::value(ast::Value::Null)),
+                data_type: types::datafusion_sql_type(t).unwrap_or_else(|| t.clone()),
+                array: false,
+                format: None,
+            });
+        }
+        datafusion::sql::unparser::Unparser::default()
+            .expr_to_sql(&datafusion::logical_expr::Expr::Literal(scalar, None))
+            .map_err(df_err)
+    }
+
     fn parse_query(&self, sql: &str) -> BqResult<Box<Query>> {
         match rewrite::parse(sql)?.pop() {
             Some(Statement::Query(q)) => Ok(q),
@@ -958,6 +1004,56 @@ impl Engine {
                     target_table: Some(t),
                 });
                 Ok(out)
+            }
+            Statement::Declare { stmts } => {
+                for d in stmts {
+                    let value = match d.assignment {
+                        Some(
+                            ast::DeclareAssignment::Default(e)
+                            | ast::DeclareAssignment::Expr(e)
+                            | ast::DeclareAssignment::DuckAssignment(e),
+                        ) => Some(*e),
+                        Some(other) => {
+                            return Err(BqError::unsupported(format!("DECLARE ... {other}")));
+                        }
+                        None => None,
+                    };
+                    if value.is_none() && d.data_type.is_none() {
+                        return Err(BqError::invalid_query(
+                            "Either a type or a DEFAULT value is required in DECLARE",
+                        ));
+                    }
+                    let literal = self
+                        .variable_value(value, d.data_type.as_ref(), req)
+                        .await?;
+                    let mut vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
+                    for n in &d.names {
+                        vars.insert(n.value.to_ascii_lowercase(), literal.clone());
+                    }
+                }
+                Ok(QueryOutput::empty("DECLARE"))
+            }
+            Statement::Set(ast::Set::SingleAssignment {
+                variable, values, ..
+            }) if values.len() == 1 => {
+                let name = variable.to_string().to_ascii_lowercase();
+                let declared = cx
+                    .vars
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(&name);
+                if !declared {
+                    return Err(BqError::invalid_query(format!(
+                        "Unrecognized variable: {variable}"
+                    )));
+                }
+                let value = values.into_iter().next();
+                let literal = self.variable_value(value, None, req).await?;
+                cx.vars
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name, literal);
+                Ok(QueryOutput::empty("SET"))
             }
             Statement::Insert(ins) => self.insert(ins, req).await,
             Statement::Update(up) => self.update(up, req).await,
@@ -1479,6 +1575,7 @@ mod tests {
                 project: "p".into(),
                 default_dataset: Some(("p".into(), "d".into())),
                 temp: None,
+                vars: Default::default(),
             },
             ..Default::default()
         }

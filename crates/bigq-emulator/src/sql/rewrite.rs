@@ -26,7 +26,12 @@ pub struct NameContext {
     pub default_dataset: Option<(String, String)>,
     /// The temporary tables of the script or session, found first for a one-part name.
     pub temp: Option<TempScope>,
+    /// The script's (or session's) variables, by lower-case name, as literals.
+    pub vars: Vars,
 }
+
+/// Script variables (`DECLARE`, `SET`), by lower-case name, each as the literal of its value.
+pub type Vars = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Expr>>>;
 
 /// Datasets that hold temporary tables start with this (and are not listed).
 pub const TEMP_DATASET_PREFIX: &str = "_bigq_temp_";
@@ -40,6 +45,8 @@ pub struct TempScope {
     /// The hidden dataset.
     pub dataset: String,
     tables: std::sync::Arc<std::sync::Mutex<HashSet<String>>>,
+    /// The session's variables.
+    pub vars: Vars,
 }
 
 impl TempScope {
@@ -50,6 +57,7 @@ impl TempScope {
             project: project.to_string(),
             dataset: format!("{TEMP_DATASET_PREFIX}{}", uuid::Uuid::new_v4().simple()),
             tables: Default::default(),
+            vars: Default::default(),
         }
     }
 
@@ -163,6 +171,7 @@ pub fn rewrite_query(
     cx: &NameContext,
     params: &Params,
 ) -> BqResult<()> {
+    name_variable_columns(q, cx);
     let mut r = Rewriter {
         catalog,
         cx,
@@ -176,6 +185,28 @@ pub fn rewrite_query(
             Ok(())
         }
         ControlFlow::Break(e) => Err(e),
+    }
+}
+
+/// A result column that is a script variable keeps the variable's name (its value replaces
+/// it before [`name_result_columns`] could see the name).
+fn name_variable_columns(q: &mut Query, cx: &NameContext) {
+    let vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
+    if vars.is_empty() {
+        return;
+    }
+    let ast::SetExpr::Select(select) = q.body.as_mut() else {
+        return;
+    };
+    for item in &mut select.projection {
+        if let ast::SelectItem::UnnamedExpr(Expr::Identifier(id)) = item
+            && id.quote_style.is_none()
+            && vars.contains_key(&id.value.to_ascii_lowercase())
+        {
+            let alias = id.clone();
+            let expr = Expr::Identifier(id.clone());
+            *item = ast::SelectItem::ExprWithAlias { expr, alias };
+        }
     }
 }
 
@@ -519,6 +550,12 @@ pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
 }
 
 impl Rewriter<'_> {
+    /// The value of the script variable `name`, if one is declared.
+    fn variable(&self, name: &str) -> Option<Expr> {
+        let vars = self.cx.vars.lock().unwrap_or_else(|e| e.into_inner());
+        vars.get(&name.to_ascii_lowercase()).cloned()
+    }
+
     fn table_factor(&mut self, tf: &mut TableFactor) -> BqResult<()> {
         match tf {
             TableFactor::Table {
@@ -833,6 +870,15 @@ impl Rewriter<'_> {
                             _ => continue,
                         };
                     }
+                }
+            }
+            Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && !id.value.starts_with('@')
+                    && self.variable(&id.value).is_some() =>
+            {
+                if let Some(v) = self.variable(&id.value) {
+                    *e = v;
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
