@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, ListBuilder,
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Float64Array, ListBuilder, StringArray,
     StringBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field};
@@ -147,18 +147,23 @@ fn winding(p: V3, ring: &[V3]) -> i64 {
     (total / std::f64::consts::TAU).round() as i64
 }
 
-fn closed(ring: &[Coord]) -> Vec<V3> {
-    let mut v: Vec<V3> = ring.iter().map(xyz).collect();
+/// A ring with its first vertex repeated at the end, if it was not already.
+fn close_ring(ring: &[Coord]) -> Vec<Coord> {
+    let mut r = ring.to_vec();
     if let (Some(f), Some(l)) = (ring.first(), ring.last())
         && !same(f, l)
     {
-        v.push(xyz(f));
+        r.push(*f);
     }
-    v
+    r
 }
 
-fn place_in_polygon(p: V3, rings: &[Vec<Coord>]) -> Place {
-    let rings: Vec<Vec<V3>> = rings.iter().map(|r| closed(r)).collect();
+/// A closed ring as unit vectors.
+fn closed(ring: &[Coord]) -> Vec<V3> {
+    close_ring(ring).iter().map(xyz).collect()
+}
+
+fn place_in_polygon(p: V3, rings: &[Vec<V3>]) -> Place {
     if rings
         .iter()
         .any(|r| r.windows(2).any(|w| on_arc(p, w[0], w[1])))
@@ -175,7 +180,7 @@ fn place_in_polygon(p: V3, rings: &[Vec<Coord>]) -> Place {
     }
 }
 
-/// A geography as points, arcs and polygons.
+/// A geography as points, lines and polygons.
 #[derive(Default)]
 struct Parts {
     points: Vec<Coord>,
@@ -209,25 +214,72 @@ impl Parts {
         v.extend(self.polygons.iter().flatten().flatten().copied());
         v
     }
+}
 
+/// A geography's parts as unit vectors, converted once for the predicates.
+struct Sphere {
+    points: Vec<V3>,
+    lines: Vec<Vec<V3>>,
+    /// The polygons' rings, closed.
+    polygons: Vec<Vec<Vec<V3>>>,
+    /// Every vertex.
+    vertices: Vec<V3>,
     /// Every edge: the lines' and the polygons' rings'.
-    fn arcs(&self) -> Vec<(V3, V3)> {
-        let mut out = Vec::new();
-        for l in &self.lines {
-            let v: Vec<V3> = l.iter().map(xyz).collect();
-            out.extend(v.windows(2).map(|w| (w[0], w[1])));
+    arcs: Vec<(V3, V3)>,
+    /// A point inside each polygon (its shell's vertex mean, for the convex shapes
+    /// predicates meet in practice), to tell overlapping polygons from touching ones.
+    interior: Vec<V3>,
+}
+
+impl Sphere {
+    fn of(g: &Geo) -> Sphere {
+        let p = Parts::of(g);
+        let points: Vec<V3> = p.points.iter().map(xyz).collect();
+        let lines: Vec<Vec<V3>> = p
+            .lines
+            .iter()
+            .map(|l| l.iter().map(xyz).collect())
+            .collect();
+        let polygons: Vec<Vec<Vec<V3>>> = p
+            .polygons
+            .iter()
+            .map(|rings| rings.iter().map(|r| closed(r)).collect())
+            .collect();
+        let vertices = p.vertices().iter().map(xyz).collect();
+        let arcs = lines
+            .iter()
+            .chain(polygons.iter().flatten())
+            .flat_map(|v| v.windows(2).map(|w| (w[0], w[1])))
+            .collect();
+        let interior = polygons
+            .iter()
+            .filter_map(|rings| rings.first())
+            .filter_map(|shell| {
+                let open = &shell[..shell.len().saturating_sub(1)];
+                let s = open.iter().fold([0.0; 3], |acc, p| {
+                    [acc[0] + p[0], acc[1] + p[1], acc[2] + p[2]]
+                });
+                let n = dot(s, s).sqrt();
+                (n > 0.0).then(|| [s[0] / n, s[1] / n, s[2] / n])
+            })
+            .collect();
+        Sphere {
+            points,
+            lines,
+            polygons,
+            vertices,
+            arcs,
+            interior,
         }
-        for r in self.polygons.iter().flatten() {
-            let v = closed(r);
-            out.extend(v.windows(2).map(|w| (w[0], w[1])));
-        }
-        out
+    }
+
+    fn is_points(&self) -> bool {
+        self.polygons.is_empty() && self.lines.is_empty()
     }
 
     /// Where a point is: inside a polygon, on a polygon's boundary, a line or a point of
     /// this geography, or outside all of it.
-    fn place(&self, p: &Coord) -> Place {
-        let v = xyz(p);
+    fn place(&self, v: V3) -> Place {
         let mut place = Place::Outside;
         for poly in &self.polygons {
             match place_in_polygon(v, poly) {
@@ -236,91 +288,64 @@ impl Parts {
                 Place::Outside => {}
             }
         }
-        let on_line = self.lines.iter().any(|l| {
-            let w: Vec<V3> = l.iter().map(xyz).collect();
+        let on_line = self.lines.iter().any(|w| {
             w.windows(2).any(|s| on_arc(v, s[0], s[1]))
                 || (w.len() == 1 && dot(v, w[0]) > 1.0 - EPS)
         });
-        if on_line || self.points.iter().any(|q| same(p, q)) {
+        if on_line || self.points.iter().any(|&q| dot(v, q) > 1.0 - EPS) {
             // A line's or point's "inside" for the predicates below: it is covered.
             return Place::Inside;
         }
         place
     }
 
-    /// A point inside each polygon (its vertices' mean, for the convex shapes predicates
-    /// meet in practice), to tell overlapping polygons from touching ones.
-    fn interior_points(&self) -> Vec<Coord> {
-        self.polygons
+    /// Whether an edge of `self` crosses an edge of `other` inside both.
+    fn arcs_cross(&self, other: &Sphere) -> bool {
+        self.arcs
             .iter()
-            .filter_map(|r| r.first())
-            .map(|shell| {
-                let v = closed(shell);
-                let n = (v.len().max(2) - 1) as f64;
-                let s = v[..v.len().saturating_sub(1)]
-                    .iter()
-                    .fold([0.0; 3], |acc, p| {
-                        [acc[0] + p[0] / n, acc[1] + p[1] / n, acc[2] + p[2] / n]
-                    });
-                lnglat(s)
-            })
-            .collect()
+            .any(|&(p, q)| other.arcs.iter().any(|&(r, s)| arcs_cross(p, q, r, s)))
     }
 }
 
-fn intersects(a: &Parts, b: &Parts) -> bool {
-    let (ea, eb) = (a.arcs(), b.arcs());
-    ea.iter()
-        .any(|&(p, q)| eb.iter().any(|&(r, s)| arcs_meet(p, q, r, s)))
-        || a.vertices().iter().any(|v| b.place(v) != Place::Outside)
-        || b.vertices().iter().any(|v| a.place(v) != Place::Outside)
+fn intersects(a: &Sphere, b: &Sphere) -> bool {
+    a.arcs
+        .iter()
+        .any(|&(p, q)| b.arcs.iter().any(|&(r, s)| arcs_meet(p, q, r, s)))
+        || a.vertices.iter().any(|&v| b.place(v) != Place::Outside)
+        || b.vertices.iter().any(|&v| a.place(v) != Place::Outside)
 }
 
 /// Whether every point of `b` is in `a` (its interior or boundary).
-fn covers(a: &Parts, b: &Parts) -> bool {
-    let (ea, eb) = (a.arcs(), b.arcs());
-    !b.vertices().is_empty()
-        && b.vertices().iter().all(|v| a.place(v) != Place::Outside)
-        && !eb
-            .iter()
-            .any(|&(p, q)| ea.iter().any(|&(r, s)| arcs_cross(p, q, r, s)))
-        && b.interior_points()
-            .iter()
-            .all(|v| a.place(v) != Place::Outside)
+fn covers(a: &Sphere, b: &Sphere) -> bool {
+    !b.vertices.is_empty()
+        && b.vertices.iter().all(|&v| a.place(v) != Place::Outside)
+        && !b.arcs_cross(a)
+        && b.interior.iter().all(|&v| a.place(v) != Place::Outside)
 }
 
 /// Covers, and some point of `b` is in `a`'s interior (not only on its boundary).
-fn contains(a: &Parts, b: &Parts) -> bool {
+fn contains(a: &Sphere, b: &Sphere) -> bool {
     covers(a, b)
-        && (b.vertices().iter().any(|v| a.place(v) == Place::Inside)
-            || b.interior_points()
-                .iter()
-                .any(|v| a.place(v) == Place::Inside))
+        && b.vertices
+            .iter()
+            .chain(&b.interior)
+            .any(|&v| a.place(v) == Place::Inside)
 }
 
 /// They meet, but only on boundaries.
-fn touches(a: &Parts, b: &Parts) -> bool {
-    if a.polygons.is_empty() && a.lines.is_empty() && b.polygons.is_empty() && b.lines.is_empty() {
+fn touches(a: &Sphere, b: &Sphere) -> bool {
+    if a.is_points() && b.is_points() {
         // Points have no boundary.
         return false;
     }
-    let strictly_in = |x: &Parts, y: &Parts| {
-        x.vertices()
-            .iter()
-            .chain(x.interior_points().iter())
-            .any(|v| {
-                y.polygons
-                    .iter()
-                    .any(|p| place_in_polygon(xyz(v), p) == Place::Inside)
-            })
+    let strictly_in = |x: &Sphere, y: &Sphere| {
+        x.vertices.iter().chain(&x.interior).any(|&v| {
+            y.polygons
+                .iter()
+                .any(|p| place_in_polygon(v, p) == Place::Inside)
+        })
     };
-    let (ea, eb) = (a.arcs(), b.arcs());
-    intersects(a, b)
-        && !strictly_in(a, b)
-        && !strictly_in(b, a)
-        && !ea
-            .iter()
-            .any(|&(p, q)| eb.iter().any(|&(r, s)| arcs_cross(p, q, r, s)))
+    intersects(a, b) && !strictly_in(a, b) && !strictly_in(b, a) && !a.arcs_cross(b)
 }
 
 /// The convex hull of the vertices, in the gnomonic projection about their mean.
@@ -706,45 +731,27 @@ impl ScalarUDFImpl for GeoFn {
             });
         }
         let out: ArrayRef = match &self.ret {
-            DataType::Utf8 => {
-                let mut b = StringBuilder::new();
-                for o in outs {
-                    match o {
-                        Some(Out::Geo(g)) => b.append_value(g.wkt()),
-                        _ => b.append_null(),
-                    }
-                }
-                Arc::new(b.finish())
-            }
+            DataType::Utf8 => Arc::new(StringArray::from_iter(outs.into_iter().map(|o| match o {
+                Some(Out::Geo(g)) => Some(g.wkt()),
+                _ => None,
+            }))),
             DataType::Float64 => {
-                let mut b = Float64Builder::new();
-                for o in outs {
-                    b.append_option(match o {
-                        Some(Out::Float(f)) => Some(f),
-                        _ => None,
-                    });
-                }
-                Arc::new(b.finish())
+                Arc::new(Float64Array::from_iter(outs.into_iter().map(|o| match o {
+                    Some(Out::Float(f)) => Some(f),
+                    _ => None,
+                })))
             }
             DataType::Boolean => {
-                let mut b = BooleanBuilder::new();
-                for o in outs {
-                    b.append_option(match o {
-                        Some(Out::Bool(v)) => Some(v),
-                        _ => None,
-                    });
-                }
-                Arc::new(b.finish())
+                Arc::new(BooleanArray::from_iter(outs.into_iter().map(|o| match o {
+                    Some(Out::Bool(v)) => Some(v),
+                    _ => None,
+                })))
             }
             DataType::Binary => {
-                let mut b = BinaryBuilder::new();
-                for o in outs {
-                    match o {
-                        Some(Out::Bytes(v)) => b.append_value(v),
-                        _ => b.append_null(),
-                    }
-                }
-                Arc::new(b.finish())
+                Arc::new(BinaryArray::from_iter(outs.into_iter().map(|o| match o {
+                    Some(Out::Bytes(v)) => Some(v),
+                    _ => None,
+                })))
             }
             _ => {
                 let mut b = ListBuilder::new(StringBuilder::new());
@@ -923,12 +930,7 @@ fn st_makeline(n: &str, a: &[Arg]) -> DfResult<Out> {
 }
 
 fn ring_of(n: &str, g: &Geo) -> DfResult<Vec<Coord>> {
-    let mut r = line_of(n, g)?;
-    if let (Some(f), Some(l)) = (r.first().copied(), r.last())
-        && !same(&f, l)
-    {
-        r.push(f);
-    }
+    let r = close_ring(&line_of(n, g)?);
     if r.len() < 4 {
         return Err(fail(
             n,
@@ -1010,7 +1012,6 @@ fn st_snaptogrid(n: &str, a: &[Arg]) -> DfResult<Out> {
             coord((c.x / size).round() * size, (c.y / size).round() * size)
         }
     };
-    let ring = |r: &Vec<Coord>| r.iter().map(snap).collect::<Vec<_>>();
     fn map(g: &Geo, f: &dyn Fn(&Coord) -> Coord) -> Geo {
         let r = |r: &Vec<Coord>| r.iter().map(f).collect::<Vec<_>>();
         match g {
@@ -1025,7 +1026,6 @@ fn st_snaptogrid(n: &str, a: &[Arg]) -> DfResult<Out> {
             Geo::Collection(g) => Geo::Collection(g.iter().map(|g| map(g, f)).collect()),
         }
     }
-    let _ = ring;
     Ok(Out::Geo(map(&geo(n, &a[0])?, &snap)))
 }
 
@@ -1094,10 +1094,10 @@ fn st_asbinary(n: &str, a: &[Arg]) -> DfResult<Out> {
     Ok(Out::Bytes(out))
 }
 
-fn two(n: &str, a: &[Arg]) -> DfResult<(Parts, Parts, bool)> {
+fn two(n: &str, a: &[Arg]) -> DfResult<(Sphere, Sphere, bool)> {
     let (x, y) = (geo(n, &a[0])?, geo(n, &a[1])?);
     let empty = x.is_empty() || y.is_empty();
-    Ok((Parts::of(&x), Parts::of(&y), empty))
+    Ok((Sphere::of(&x), Sphere::of(&y), empty))
 }
 
 fn st_intersects(n: &str, a: &[Arg]) -> DfResult<Out> {
@@ -1187,28 +1187,23 @@ fn st_perimeter(n: &str, a: &[Arg]) -> DfResult<Out> {
             "{n} on the spheroid (bigq-emulator measures on the sphere)"
         )));
     }
-    let mut total = 0.0;
-    for ring in p.polygons.iter().flatten() {
-        let mut r = ring.clone();
-        if let (Some(f), Some(l)) = (r.first().copied(), r.last())
-            && !same(&f, l)
-        {
-            r.push(f);
-        }
-        total += r
-            .windows(2)
-            .map(|w| super::distance(&w[0], &w[1]))
-            .sum::<f64>();
-    }
+    // Each ring, closed, measured as a line.
+    let total = p
+        .polygons
+        .iter()
+        .flatten()
+        .map(|ring| Geo::LineString(close_ring(ring)).length())
+        .sum();
     Ok(Out::Float(total))
 }
 
 /// `ST_MAXDISTANCE` of points: the largest distance between two of them.
 fn st_maxdistance(n: &str, a: &[Arg]) -> DfResult<Out> {
-    let (x, y, empty) = two(n, a)?;
-    if empty {
+    let (x, y) = (geo(n, &a[0])?, geo(n, &a[1])?);
+    if x.is_empty() || y.is_empty() {
         return Err(fail(n, "empty geography"));
     }
+    let (x, y) = (Parts::of(&x), Parts::of(&y));
     if !(x.lines.is_empty() && x.polygons.is_empty() && y.lines.is_empty() && y.polygons.is_empty())
     {
         return Err(unsupported(&format!(
@@ -1329,8 +1324,8 @@ pub(super) fn register(ctx: &SessionContext) {
 mod tests {
     use super::*;
 
-    fn parts(s: &str) -> Parts {
-        Parts::of(&Geo::parse(s).unwrap())
+    fn parts(s: &str) -> Sphere {
+        Sphere::of(&Geo::parse(s).unwrap())
     }
 
     #[test]
