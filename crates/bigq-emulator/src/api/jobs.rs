@@ -94,6 +94,11 @@ fn session(
         .flatten()
         .find(|p| p.get("key").and_then(Value::as_str) == Some("session_id"))
         .and_then(|p| p.get("value").and_then(Value::as_str));
+    let create = cfg.get("createSession").and_then(Value::as_bool) == Some(true);
+    if named.is_none() && !create {
+        // Most queries: no session, and no lock taken.
+        return Ok(None);
+    }
     let mut sessions = s.sessions.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(id) = named {
         return match sessions.get(id) {
@@ -101,13 +106,10 @@ fn session(
             _ => Err(BqError::invalid("Invalid input session id.")),
         };
     }
-    if cfg.get("createSession").and_then(Value::as_bool) == Some(true) {
-        let id = format!("bigq_session_{}", uuid::Uuid::new_v4().simple());
-        let scope = TempScope::new(project);
-        sessions.insert(id.clone(), scope.clone());
-        return Ok(Some((id, scope)));
-    }
-    Ok(None)
+    let id = format!("bigq_session_{}", uuid::Uuid::new_v4().simple());
+    let scope = TempScope::new(project);
+    sessions.insert(id.clone(), scope.clone());
+    Ok(Some((id, scope)))
 }
 
 fn engine_request(

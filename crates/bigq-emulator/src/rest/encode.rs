@@ -288,10 +288,12 @@ fn write_range(out: &mut String, s: &StructArray, i: usize, opts: EncodeOptions)
         if bound.is_null(i) {
             out.push_str("UNBOUNDED");
         } else {
-            // The bound's cell, without its quotes.
-            let mut cell = String::new();
-            write_value(&mut cell, bound.as_ref(), i, opts);
-            out.push_str(cell.trim_matches('"'));
+            // The bound's cell (a quoted DATE, DATETIME or TIMESTAMP), written in place and
+            // its quotes taken off.
+            let start = out.len();
+            write_value(out, bound.as_ref(), i, opts);
+            out.pop();
+            out.remove(start);
         }
     }
     out.push_str(")\"");

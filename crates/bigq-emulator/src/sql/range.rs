@@ -116,11 +116,15 @@ pub fn sql_type_element(type_name: &str) -> Option<&'static str> {
 /// comments alone. Text without either comes back borrowed. The error is BigQuery's for a
 /// mode that is neither.
 pub fn pre_parse(sql: &str) -> Result<Cow<'_, str>, String> {
-    let upper = sql.to_ascii_uppercase();
-    if !upper.contains("RANGE") {
+    let b = sql.as_bytes();
+    // Every query comes through here: most have no RANGE and are not copied at all.
+    let at = |i: usize, word: &str| {
+        b.get(i..i + word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    };
+    if !(0..b.len()).any(|i| at(i, "RANGE")) {
         return Ok(Cow::Borrowed(sql));
     }
-    let b = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 16);
     let mut i = 0;
     let mut copied = 0;
@@ -146,7 +150,7 @@ pub fn pre_parse(sql: &str) -> Result<Cow<'_, str>, String> {
         }
         let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
         if boundary
-            && upper[i..].starts_with("RANGE_SESSIONIZE")
+            && at(i, "RANGE_SESSIONIZE")
             && let Some(call) = SessionizeCall::at(sql, i + "RANGE_SESSIONIZE".len())
         {
             out.push_str(&sql[copied..i]);
@@ -156,7 +160,7 @@ pub fn pre_parse(sql: &str) -> Result<Cow<'_, str>, String> {
             continue;
         }
         if boundary
-            && upper[i..].starts_with("RANGE")
+            && at(i, "RANGE")
             && let Some((element, after)) = range_type_at(b, i + 5)
         {
             out.push_str(&sql[copied..i]);
