@@ -533,10 +533,7 @@ impl Engine {
         }
         let mut fields = Vec::with_capacity(arrays.len());
         for array in arrays {
-            let mut probe = self.parse_query("SELECT 1")?;
-            if let ast::SetExpr::Select(s) = probe.body.as_mut() {
-                s.projection = vec![ast::SelectItem::UnnamedExpr(array)];
-            }
+            let probe = self.select_of(array)?;
             let planned = state
                 .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
                 .await;
@@ -580,11 +577,7 @@ impl Engine {
             },
             None => value,
         };
-        let mut q = self.parse_query("SELECT 1")?;
-        if let ast::SetExpr::Select(s) = q.body.as_mut() {
-            s.projection = vec![ast::SelectItem::UnnamedExpr(expr)];
-        }
-        let (schema, batches) = self.plan_and_run(q, req, false).await?;
+        let (schema, batches) = self.plan_and_run(self.select_of(expr)?, req, false).await?;
         let scalar = match batches.iter().find(|b| b.num_rows() > 0) {
             Some(b) => datafusion::common::ScalarValue::try_from_array(b.column(0), 0),
             None => datafusion::common::ScalarValue::try_from(schema.field(0).data_type()),
@@ -605,6 +598,15 @@ impl Engine {
         datafusion::sql::unparser::Unparser::default()
             .expr_to_sql(&datafusion::logical_expr::Expr::Literal(scalar, None))
             .map_err(df_err)
+    }
+
+    /// `SELECT expr`, for an expression already in the AST.
+    fn select_of(&self, expr: ast::Expr) -> BqResult<Box<Query>> {
+        let mut q = self.parse_query("SELECT 1")?;
+        if let ast::SetExpr::Select(s) = q.body.as_mut() {
+            s.projection = vec![ast::SelectItem::UnnamedExpr(expr)];
+        }
+        Ok(q)
     }
 
     fn parse_query(&self, sql: &str) -> BqResult<Box<Query>> {
