@@ -975,3 +975,25 @@ async fn script_variables_declare_set_and_live_in_a_session() {
     assert_eq!(status, 200, "{v}");
     assert_eq!(cells(&v), vec![vec![json!("42")]]);
 }
+
+#[tokio::test]
+async fn range_start_and_end_of_a_null_range_are_null() {
+    let c = Ctx::new().await;
+    c.dataset("d").await;
+    c.query("CREATE TABLE d.r (id INT64, during RANGE<DATE>)")
+        .await;
+    c.query(
+        "INSERT INTO d.r (id, during) VALUES (1, RANGE<DATE> '[2024-01-01, UNBOUNDED)'), (2, NULL)",
+    )
+    .await;
+    let v = c
+        .query("SELECT id, RANGE_START(during), RANGE_END(during) FROM d.r ORDER BY id")
+        .await;
+    assert_eq!(
+        cells(&v),
+        vec![
+            vec![json!("1"), json!("2024-01-01"), Value::Null],
+            vec![json!("2"), Value::Null, Value::Null]
+        ]
+    );
+}

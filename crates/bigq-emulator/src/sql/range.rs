@@ -716,9 +716,15 @@ impl ScalarUDFImpl for RangeFn {
                 range_array(&element, rows)?
             }
             Op::Start | Op::End => {
-                let s = a[0].as_struct();
-                let i = usize::from(self.op == Op::End);
-                s.column(i).slice(0, n).clone()
+                // NULL for a NULL range as well as for an UNBOUNDED end.
+                let element = range_element(a[0].data_type())
+                    .ok_or_else(|| exec("RANGE_START/END: not a RANGE".into()))?
+                    .clone();
+                let bounds = ranges(&a[0])?
+                    .into_iter()
+                    .map(|r| r.and_then(|(s, e)| if self.op == Op::End { e } else { s }))
+                    .collect();
+                element_array(&element, bounds)
             }
             Op::Contains => {
                 let r = ranges(&a[0])?;
