@@ -171,7 +171,9 @@ pub fn rewrite_query(
     cx: &NameContext,
     params: &Params,
 ) -> BqResult<()> {
-    name_variable_columns(q, cx);
+    // Named before the rewrite, while a column is still the name the query wrote (a script
+    // variable's value replaces its name below).
+    name_result_columns(q, cx);
     let mut r = Rewriter {
         catalog,
         cx,
@@ -180,42 +182,18 @@ pub fn rewrite_query(
         positional: 0,
     };
     match q.visit(&mut r) {
-        ControlFlow::Continue(()) => {
-            name_result_columns(q);
-            Ok(())
-        }
+        ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(e) => Err(e),
-    }
-}
-
-/// A result column that is a script variable keeps the variable's name (its value replaces
-/// it before [`name_result_columns`] could see the name).
-fn name_variable_columns(q: &mut Query, cx: &NameContext) {
-    let vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
-    if vars.is_empty() {
-        return;
-    }
-    let ast::SetExpr::Select(select) = q.body.as_mut() else {
-        return;
-    };
-    for item in &mut select.projection {
-        if let ast::SelectItem::UnnamedExpr(Expr::Identifier(id)) = item
-            && id.quote_style.is_none()
-            && vars.contains_key(&id.value.to_ascii_lowercase())
-        {
-            let alias = id.clone();
-            let expr = Expr::Identifier(id.clone());
-            *item = ast::SelectItem::ExprWithAlias { expr, alias };
-        }
     }
 }
 
 /// Names the result columns as BigQuery does: a column reference or a path (`t.x`,
 /// `s.a.b`) by its last part, any other expression without an alias `f0_`, `f1_`, ... (in
 /// the order of such columns); DataFusion would name them after the expression
-/// (`count(*)`, `Int64(1)`). Only the outermost SELECT's names reach the result (the
-/// leftmost one of a set operation).
-fn name_result_columns(q: &mut Query) {
+/// (`count(*)`, `Int64(1)`); a script variable keeps its name, though its value replaces
+/// it. Only the outermost SELECT's names reach the result (the leftmost one of a set
+/// operation).
+fn name_result_columns(q: &mut Query, cx: &NameContext) {
     fn leftmost(body: &mut ast::SetExpr) -> Option<&mut ast::Select> {
         match body {
             ast::SetExpr::Select(s) => Some(s),
@@ -227,12 +205,19 @@ fn name_result_columns(q: &mut Query) {
     let Some(select) = leftmost(&mut q.body) else {
         return;
     };
+    let vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
     let mut anonymous = 0;
     for item in &mut select.projection {
         let ast::SelectItem::UnnamedExpr(e) = item else {
             continue;
         };
         let alias = match e {
+            Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && vars.contains_key(&id.value.to_ascii_lowercase()) =>
+            {
+                id.clone()
+            }
             Expr::Identifier(_) => continue,
             Expr::CompoundIdentifier(parts) => match parts.last() {
                 Some(last) => last.clone(),
