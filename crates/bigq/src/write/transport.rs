@@ -38,7 +38,8 @@ impl futures::Stream for Requests {
 }
 
 /// The AppendRows codec: prost's encoding of a shared request (prost encodes from a
-/// reference, so the writer's copy is sent as it is) and of the response.
+/// reference, so the writer's copy is sent as it is), and tonic-prost's decoder for the
+/// responses.
 #[derive(Debug, Clone, Copy, Default)]
 struct AppendRowsCodec;
 
@@ -46,14 +47,14 @@ impl tonic::codec::Codec for AppendRowsCodec {
     type Encode = Arc<AppendRowsRequest>;
     type Decode = AppendRowsResponse;
     type Encoder = AppendRowsCodec;
-    type Decoder = AppendRowsCodec;
+    type Decoder = tonic_prost::ProstDecoder<AppendRowsResponse>;
 
     fn encoder(&mut self) -> Self::Encoder {
         AppendRowsCodec
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        AppendRowsCodec
+        tonic_prost::ProstDecoder::new(tonic::codec::BufferSettings::default())
     }
 }
 
@@ -68,20 +69,6 @@ impl tonic::codec::Encoder for AppendRowsCodec {
     ) -> Result<(), Status> {
         item.encode(dst)
             .map_err(|e| Status::internal(format!("encoding an AppendRows request: {e}")))
-    }
-}
-
-impl tonic::codec::Decoder for AppendRowsCodec {
-    type Item = AppendRowsResponse;
-    type Error = Status;
-
-    fn decode(
-        &mut self,
-        src: &mut tonic::codec::DecodeBuf<'_>,
-    ) -> Result<Option<AppendRowsResponse>, Status> {
-        AppendRowsResponse::decode(src)
-            .map(Some)
-            .map_err(|e| Status::internal(format!("decoding an AppendRows response: {e}")))
     }
 }
 
