@@ -229,6 +229,7 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_area_continental",
     "st_asbinary_point",
     "st_asgeojson_empty_point",
+    "st_asgeojson_in_parse_json_roundtrip",
     "st_asgeojson_multipoint",
     "st_asgeojson_point",
     "st_asgeojson_polygon",

@@ -332,6 +332,7 @@ impl Engine {
         let ctx = SessionContext::new_with_state(state);
         super::geo::register(&ctx);
         super::interval::register(&ctx);
+        super::json::register(&ctx);
         super::range::register(&ctx);
         Engine { catalog, ctx }
     }

@@ -3,6 +3,7 @@
 pub mod engine;
 pub mod geo;
 pub mod interval;
+pub mod json;
 pub mod params;
 pub mod range;
 pub mod rewrite;
