@@ -272,11 +272,15 @@ impl<'a> SessionizeCall<'a> {
     }
 }
 
-/// `RANGE_SESSIONIZE` as window functions: rows sorted by their range within each
-/// partition; a row starts a new session unless its start is at or before (MEETS, the
-/// default) or before (OVERLAPS) the latest end of the rows before it; each row gets the
-/// range from its session's first start to its last end (NULL for a NULL range). The
-/// result has the table's columns and `session_range`.
+/// `RANGE_SESSIONIZE` as window functions: rows numbered in their range's order within
+/// each partition (an unbounded or NULL start first, an unbounded or NULL end last); a row
+/// starts a new session unless its start is at or before (MEETS, the default) or before
+/// (OVERLAPS) the latest end of the rows before it. A missing end (UNBOUNDED, or a NULL
+/// range, whose bounds BigQuery reads as unbounded too) is later than any start, so every
+/// row after it joins its session, and a missing start (after the first row) is before any
+/// end. Each row gets the range from its session's first start to its last end (UNBOUNDED
+/// where a range of the session is; the NULL ranges' bounds do not count there), NULL for a
+/// NULL range. The result has the table's columns and `session_range`.
 fn sessionize(sql: &str, call: &SessionizeCall<'_>) -> Result<String, String> {
     let before_or_at = match call.mode {
         None => "<=",
@@ -306,16 +310,28 @@ fn sessionize(sql: &str, call: &SessionizeCall<'_>) -> Result<String, String> {
     };
     let c = quote(call.column);
     let (inner, outer) = (partition_by(None), partition_by(Some("__bigq_session")));
+    // One numbering, so that the two windows over the rows before each row agree on ties.
+    let before =
+        format!("{inner}ORDER BY __bigq_row ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING");
     Ok(format!(
-        "(SELECT * EXCEPT (__bigq_start, __bigq_end, __bigq_new, __bigq_session), \
+        "(SELECT * EXCEPT (__bigq_start, __bigq_end, __bigq_row, __bigq_new, __bigq_session), \
          CASE WHEN {c} IS NULL THEN NULL ELSE bigq_range(\
-         MIN(__bigq_start) OVER ({outer}), MAX(__bigq_end) OVER ({outer})) END AS session_range \
-         FROM (SELECT *, SUM(__bigq_new) OVER ({inner}ORDER BY __bigq_start, __bigq_end \
+         CASE WHEN COUNT(CASE WHEN {c} IS NOT NULL AND __bigq_start IS NULL THEN 1 END) \
+         OVER ({outer}) > 0 THEN NULL ELSE MIN(__bigq_start) OVER ({outer}) END, \
+         CASE WHEN COUNT(CASE WHEN {c} IS NOT NULL AND __bigq_end IS NULL THEN 1 END) \
+         OVER ({outer}) > 0 THEN NULL ELSE MAX(__bigq_end) OVER ({outer}) END) END \
+         AS session_range \
+         FROM (SELECT *, SUM(__bigq_new) OVER ({inner}ORDER BY __bigq_row \
          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS __bigq_session \
+         FROM (SELECT *, CASE WHEN COUNT(1) OVER ({before}) = 0 THEN 1 \
+         WHEN COUNT(1) OVER ({before}) > COUNT(__bigq_end) OVER ({before}) THEN 0 \
+         WHEN __bigq_start IS NULL THEN 0 \
+         WHEN __bigq_start {before_or_at} MAX(__bigq_end) OVER ({before}) THEN 0 \
+         ELSE 1 END AS __bigq_new \
          FROM (SELECT *, range_start({c}) AS __bigq_start, range_end({c}) AS __bigq_end, \
-         CASE WHEN range_start({c}) {before_or_at} MAX(range_end({c})) OVER ({inner}ORDER BY \
-         range_start({c}), range_end({c}) ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
-         THEN 0 ELSE 1 END AS __bigq_new FROM {table}) AS __bigq_ranges) AS __bigq_sessions)",
+         ROW_NUMBER() OVER ({inner}ORDER BY range_start({c}) NULLS FIRST, \
+         range_end({c}) NULLS LAST) AS __bigq_row \
+         FROM {table}) AS __bigq_ranges) AS __bigq_starts) AS __bigq_sessions)",
         table = call.table,
     ))
 }
@@ -883,18 +899,17 @@ mod tests {
         let out = pre_parse(sql).unwrap();
         assert!(out.starts_with("SELECT * FROM (SELECT * EXCEPT"), "{out}");
         assert!(
-            out.ends_with("FROM `p.d.t`) AS __bigq_ranges) AS __bigq_sessions) ORDER BY a"),
+            out.ends_with(
+                "FROM `p.d.t`) AS __bigq_ranges) AS __bigq_starts) AS __bigq_sessions) ORDER BY a"
+            ),
             "{out}"
         );
         assert!(out.contains("PARTITION BY `a`, `b` ORDER BY"), "{out}");
-        assert!(
-            out.contains("range_start(`r`) < MAX(range_end(`r`))"),
-            "{out}"
-        );
+        assert!(out.contains("__bigq_start < MAX(__bigq_end)"), "{out}");
         let no_partitions = pre_parse("SELECT * FROM RANGE_SESSIONIZE(TABLE t, 'r', [])").unwrap();
         assert!(!no_partitions.contains("PARTITION BY `"), "{no_partitions}");
         assert!(
-            no_partitions.contains("range_start(`r`) <= MAX"),
+            no_partitions.contains("__bigq_start <= MAX"),
             "{no_partitions}"
         );
         let e = pre_parse("SELECT * FROM RANGE_SESSIONIZE(\n TABLE t, 'r', ['a'],\n  'BOGUS')")
