@@ -5,9 +5,10 @@
 //! `ST_DWITHIN`, `ST_INTERSECTS`, `ST_EQUALS`, `ST_DISJOINT`, `ST_INTERSECTSBOX` of points
 //! (other shapes are refused by name rather than measured on a plane).
 //!
-//! What BigQuery computes on the sphere with S2 (areas, buffers, intersections of lines and
-//! polygons, the extra vertices it adds when a long edge is written out as GeoJSON) is not
-//! here: those functions stay "Function not found" rather than give planar answers.
+//! What BigQuery computes on the sphere with S2 is in `more` (predicates, areas, centroids,
+//! the extra vertices `ST_ASGEOJSON` adds along long edges); what is served nowhere (buffers,
+//! polygon overlays, simplification) stays "Function not found" rather than give planar
+//! answers.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -475,7 +476,7 @@ pub fn register(ctx: &SessionContext) {
             "st_asgeojson",
             DataType::Utf8,
             StringBuilder,
-            |g: &Geo| format!("{} ", g.geojson())
+            |g: &Geo| format!("{} ", more::tessellate::densified(g).geojson())
         ),
         unary!(
             "st_geometrytype",

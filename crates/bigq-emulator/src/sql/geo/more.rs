@@ -6,7 +6,8 @@
 //! `ST_COVEREDBY`, `ST_TOUCHES`) and `ST_CONVEXHULL` computed on the sphere as BigQuery
 //! does: edges are great-circle arcs, a point is in a ring by its winding number seen from
 //! the point, two edges cross by the signs of triple products, and the convex hull is taken
-//! in the gnomonic projection (which keeps great circles straight).
+//! in the gnomonic projection (which keeps great circles straight). `ST_CENTROID` is in
+//! `centroid`, the vertices GeoJSON adds along long edges in `tessellate`.
 //!
 //! BigQuery keeps a point as an S2 unit vector, so what it hands back as numbers (WKB,
 //! `ST_X`) is the coordinate after a round trip through that vector (1 becomes
@@ -1315,10 +1316,14 @@ pub(super) fn register(ctx: &SessionContext) {
             st_perimeter,
         ),
         udf("st_closestpoint", pair(), g(), st_closestpoint),
+        udf("st_centroid", one(), g(), centroid::st_centroid),
     ] {
         ctx.register_udf(u);
     }
 }
+
+mod centroid;
+pub(super) mod tessellate;
 
 #[cfg(test)]
 mod tests {
