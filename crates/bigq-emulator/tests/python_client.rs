@@ -121,8 +121,8 @@ async fn python_client_replays_rest_crud() {
 /// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
 /// RANGE_SESSIONIZE (NULL ranges too); DATE ± INTERVAL as DATETIME; spherical predicates,
 /// areas, centroids, WKB and GeoJSON input, GeoJSON output with the vertices S2 adds along
-/// long edges; PARSE_JSON); a regression guard, since the rest of the suite (buffers,
-/// polygon overlays, simplification) is not served yet.
+/// long edges; ST_SIMPLIFY; PARSE_JSON); a regression guard, since the rest of the suite
+/// (buffers, polygon overlays) is not served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -295,6 +295,7 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_perimeter_continental",
     "st_pointn_first",
     "st_pointn_line",
+    "st_simplify_planar",
     "st_snaptogrid_basic",
     "st_startpoint_line",
     "st_touches_no",

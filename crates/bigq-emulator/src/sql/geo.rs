@@ -6,8 +6,8 @@
 //! (other shapes are refused by name rather than measured on a plane).
 //!
 //! What BigQuery computes on the sphere with S2 is in `more` (predicates, areas, centroids,
-//! the extra vertices `ST_ASGEOJSON` adds along long edges); what is served nowhere (buffers,
-//! polygon overlays, simplification) stays "Function not found" rather than give planar
+//! simplification, the extra vertices `ST_ASGEOJSON` adds along long edges); what is served
+//! nowhere (buffers, polygon overlays) stays "Function not found" rather than give planar
 //! answers.
 
 use std::str::FromStr;

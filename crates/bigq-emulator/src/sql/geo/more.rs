@@ -7,7 +7,8 @@
 //! does: edges are great-circle arcs, a point is in a ring by its winding number seen from
 //! the point, two edges cross by the signs of triple products, and the convex hull is taken
 //! in the gnomonic projection (which keeps great circles straight). `ST_CENTROID` is in
-//! `centroid`, the vertices GeoJSON adds along long edges in `tessellate`.
+//! `centroid`, `ST_SIMPLIFY` in `simplify`, the vertices GeoJSON adds along long edges in
+//! `tessellate`.
 //!
 //! BigQuery keeps a point as an S2 unit vector, so what it hands back as numbers (WKB,
 //! `ST_X`) is the coordinate after a round trip through that vector (1 becomes
@@ -1317,12 +1318,19 @@ pub(super) fn register(ctx: &SessionContext) {
         ),
         udf("st_closestpoint", pair(), g(), st_closestpoint),
         udf("st_centroid", one(), g(), centroid::st_centroid),
+        udf(
+            "st_simplify",
+            vec![vec![g(), DataType::Float64], vec![g(), DataType::Int64]],
+            g(),
+            simplify::st_simplify,
+        ),
     ] {
         ctx.register_udf(u);
     }
 }
 
 mod centroid;
+mod simplify;
 pub(super) mod tessellate;
 
 #[cfg(test)]
