@@ -121,8 +121,8 @@ async fn python_client_replays_rest_crud() {
 /// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
 /// RANGE_SESSIONIZE (NULL ranges too); DATE ± INTERVAL as DATETIME; spherical predicates,
 /// areas, centroids, WKB and GeoJSON input, GeoJSON output with the vertices S2 adds along
-/// long edges; ST_SIMPLIFY; PARSE_JSON); a regression guard, since the rest of the suite
-/// (buffers, polygon overlays) is not served yet.
+/// long edges; ST_SIMPLIFY, ST_INTERSECTION and ST_DIFFERENCE of polygons; PARSE_JSON); a
+/// regression guard, since the rest of the suite (buffers) is not served yet.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -247,6 +247,7 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_convexhull_points",
     "st_coveredby_yes",
     "st_covers_yes",
+    "st_difference_planar",
     "st_dimension_line",
     "st_dimension_point",
     "st_dimension_polygon",
@@ -273,6 +274,7 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_geometrytype_multipoint",
     "st_geometrytype_point",
     "st_geometrytype_polygon",
+    "st_intersection_polygons",
     "st_intersects_no",
     "st_intersects_yes",
     "st_intersectsbox_no",

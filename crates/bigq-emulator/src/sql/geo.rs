@@ -6,9 +6,9 @@
 //! (other shapes are refused by name rather than measured on a plane).
 //!
 //! What BigQuery computes on the sphere with S2 is in `more` (predicates, areas, centroids,
-//! simplification, the extra vertices `ST_ASGEOJSON` adds along long edges); what is served
-//! nowhere (buffers, polygon overlays) stays "Function not found" rather than give planar
-//! answers.
+//! simplification, intersections and differences of polygons, the extra vertices
+//! `ST_ASGEOJSON` adds along long edges); what is served nowhere (buffers) stays "Function
+//! not found" rather than give planar answers.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -206,24 +206,34 @@ impl Geo {
     }
 }
 
-/// A number as BigQuery prints a coordinate: at most 15 significant digits, no trailing
-/// zeros, no exponent.
+/// A number as BigQuery prints a coordinate (C's `%.15g`): at most 15 significant digits, no
+/// trailing zeros, an exponent of at least two digits below 1e-4 (`4.76633008714216e-06`,
+/// as in BigQuery's buffers around the origin) and from 1e15.
 fn number(v: f64) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
-    let exp = v.abs().log10().floor() as i32;
-    let decimals = (14 - exp).clamp(0, 340) as usize;
-    let mut s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
+    let trim = |mut s: String| {
+        if s.contains('.') {
+            while s.ends_with('0') {
+                s.pop();
+            }
+            if s.ends_with('.') {
+                s.pop();
+            }
         }
-        if s.ends_with('.') {
-            s.pop();
-        }
+        s
+    };
+    // The exponent after rounding to 15 digits.
+    let sci = format!("{v:.14e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..15).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{}e{sign}{:02}", trim(mantissa.to_string()), exp.abs());
     }
-    s
+    let decimals = (14 - exp).max(0) as usize;
+    trim(format!("{v:.decimals$}"))
 }
 
 fn coord_text(c: &Coord) -> String {
@@ -539,7 +549,14 @@ mod tests {
         assert_eq!(wkt("POINT EMPTY"), "GEOMETRYCOLLECTION EMPTY");
         assert_eq!(number(0.1 + 0.2), "0.3");
         assert_eq!(number(1.49988573656168), "1.49988573656168");
-        assert_eq!(number(-1e-7), "-0.0000001");
+        assert_eq!(number(-1e-7), "-1e-07");
+        assert_eq!(number(0.0001), "0.0001");
+        // BigQuery: ST_BUFFER(ST_GEOGPOINT(0, 0), 100)'s first vertex.
+        assert_eq!(number(4.766_330_087_142_16e-6), "4.76633008714216e-06");
+        assert_eq!(number(-8.993_075_636_486_53e-5), "-8.99307563648653e-05");
+        assert_eq!(number(9.999_999_999_999_999e-5), "0.0001");
+        assert_eq!(number(123.456), "123.456");
+        assert_eq!(number(2e15), "2e+15");
         assert!(Geo::parse("POINT(1)").is_err());
     }
 

@@ -7,8 +7,8 @@
 //! does: edges are great-circle arcs, a point is in a ring by its winding number seen from
 //! the point, two edges cross by the signs of triple products, and the convex hull is taken
 //! in the gnomonic projection (which keeps great circles straight). `ST_CENTROID` is in
-//! `centroid`, `ST_SIMPLIFY` in `simplify`, the vertices GeoJSON adds along long edges in
-//! `tessellate`.
+//! `centroid`, `ST_SIMPLIFY` in `simplify`, `ST_INTERSECTION` and `ST_DIFFERENCE` in
+//! `overlay`, the vertices GeoJSON adds along long edges in `tessellate`.
 //!
 //! BigQuery keeps a point as an S2 unit vector, so what it hands back as numbers (WKB,
 //! `ST_X`) is the coordinate after a round trip through that vector (1 becomes
@@ -107,7 +107,9 @@ fn arcs_cross(a: V3, b: V3, c: V3, d: V3) -> bool {
         return false;
     }
     // Opposite sides both ways, and on the same hemisphere (not the antipodal crossing).
-    sc.signum() != sd.signum() && sa.signum() != sb.signum() && dot(ab, cross(c, d)) != 0.0 && {
+    // (Perpendicular great circles, a meridian and the equator, cross too: their normals'
+    // dot product is 0 but their cross product is not.)
+    sc.signum() != sd.signum() && sa.signum() != sb.signum() && {
         let x = cross(ab, cd);
         let s = if dot(x, a) + dot(x, b) > 0.0 {
             1.0
@@ -1318,6 +1320,8 @@ pub(super) fn register(ctx: &SessionContext) {
         ),
         udf("st_closestpoint", pair(), g(), st_closestpoint),
         udf("st_centroid", one(), g(), centroid::st_centroid),
+        udf("st_intersection", pair(), g(), overlay::st_intersection),
+        udf("st_difference", pair(), g(), overlay::st_difference),
         udf(
             "st_simplify",
             vec![vec![g(), DataType::Float64], vec![g(), DataType::Int64]],
@@ -1330,6 +1334,7 @@ pub(super) fn register(ctx: &SessionContext) {
 }
 
 mod centroid;
+mod overlay;
 mod simplify;
 pub(super) mod tessellate;
 
@@ -1378,6 +1383,13 @@ mod tests {
         assert!(!intersects(
             &parts("LINESTRING(0 0, 1 1)"),
             &parts("LINESTRING(0 2, 1 3)")
+        ));
+        // A meridian crossing the equator.
+        assert!(arcs_cross(
+            xyz(&coord(0.0, 0.0)),
+            xyz(&coord(4.0, 0.0)),
+            xyz(&coord(2.0, -1.0)),
+            xyz(&coord(2.0, 2.0))
         ));
         let a = parts("POLYGON((0 0, 1 0, 1 1, 0 1, 0 0))");
         let b = parts("POLYGON((1 0, 2 0, 2 1, 1 1, 1 0))");
