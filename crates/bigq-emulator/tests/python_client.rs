@@ -121,8 +121,8 @@ async fn python_client_replays_rest_crud() {
 /// results, JUSTIFY_* and MAKE_INTERVAL; DATE_DIFF; RANGE literals, columns, functions and
 /// RANGE_SESSIONIZE (NULL ranges too); DATE ± INTERVAL as DATETIME; spherical predicates,
 /// areas, centroids, WKB and GeoJSON input, GeoJSON output with the vertices S2 adds along
-/// long edges; ST_SIMPLIFY, ST_INTERSECTION and ST_DIFFERENCE of polygons; PARSE_JSON); a
-/// regression guard, since the rest of the suite (buffers) is not served yet.
+/// long edges; ST_SIMPLIFY, ST_INTERSECTION and ST_DIFFERENCE of polygons, ST_BUFFER of
+/// points; PARSE_JSON): all 150 of them, a regression guard.
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_replays_specialized_types() {
     let Some(py) = python() else { return };
@@ -218,6 +218,9 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "spheroidal_area_city_match",
     "spheroidal_area_neighborhood_match",
     "spheroidal_area_state_xfail",
+    "spheroidal_buffer_neighborhood_match",
+    "spheroidal_buffer_state_xfail",
+    "spheroidal_buffer_street_match",
     "spheroidal_distance_city_match",
     "spheroidal_distance_metro_close_or_xfail",
     "spheroidal_distance_national_xfail",
@@ -240,6 +243,7 @@ const SPECIALIZED_PASSING: &[&str] = &[
     "st_asgeojson_polygon",
     "st_astext_point",
     "st_boundary_polygon",
+    "st_buffer_continental",
     "st_centroid_polygon",
     "st_closestpoint_basic",
     "st_contains_no",

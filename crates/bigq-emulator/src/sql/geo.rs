@@ -6,9 +6,10 @@
 //! (other shapes are refused by name rather than measured on a plane).
 //!
 //! What BigQuery computes on the sphere with S2 is in `more` (predicates, areas, centroids,
-//! simplification, intersections and differences of polygons, the extra vertices
-//! `ST_ASGEOJSON` adds along long edges); what is served nowhere (buffers) stays "Function
-//! not found" rather than give planar answers.
+//! simplification, intersections and differences of polygons, buffers of points, the extra
+//! vertices `ST_ASGEOJSON` adds along long edges); what is not served there (buffers of
+//! lines and polygons, overlays of lines) is refused by name rather than given planar
+//! answers.
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -8,7 +8,8 @@
 //! the point, two edges cross by the signs of triple products, and the convex hull is taken
 //! in the gnomonic projection (which keeps great circles straight). `ST_CENTROID` is in
 //! `centroid`, `ST_SIMPLIFY` in `simplify`, `ST_INTERSECTION` and `ST_DIFFERENCE` in
-//! `overlay`, the vertices GeoJSON adds along long edges in `tessellate`.
+//! `overlay`, `ST_BUFFER` of points in `buffer`, the vertices GeoJSON adds along long edges in
+//! `tessellate`.
 //!
 //! BigQuery keeps a point as an S2 unit vector, so what it hands back as numbers (WKB,
 //! `ST_X`) is the coordinate after a round trip through that vector (1 becomes
@@ -1320,6 +1321,22 @@ pub(super) fn register(ctx: &SessionContext) {
         ),
         udf("st_closestpoint", pair(), g(), st_closestpoint),
         udf("st_centroid", one(), g(), centroid::st_centroid),
+        udf(
+            "st_buffer",
+            {
+                let (x, i) = (DataType::Float64, DataType::Int64);
+                vec![
+                    vec![g(), x.clone()],
+                    vec![g(), i.clone()],
+                    vec![g(), x.clone(), i.clone()],
+                    vec![g(), x.clone(), x.clone()],
+                    vec![g(), i.clone(), i.clone()],
+                    vec![g(), i, x],
+                ]
+            },
+            g(),
+            buffer::st_buffer,
+        ),
         udf("st_intersection", pair(), g(), overlay::st_intersection),
         udf("st_difference", pair(), g(), overlay::st_difference),
         udf(
@@ -1333,6 +1350,7 @@ pub(super) fn register(ctx: &SessionContext) {
     }
 }
 
+mod buffer;
 mod centroid;
 mod overlay;
 mod simplify;
