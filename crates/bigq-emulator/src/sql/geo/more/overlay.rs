@@ -125,13 +125,20 @@ struct Piece {
     edge: usize,
 }
 
+/// Whether two unit vectors are the same point up to rounding (a micrometre or so apart: a
+/// crossing is computed once and handed to both edges, so the same point has the same bits).
+fn near(v: V3, w: V3) -> bool {
+    let d = [v[0] - w[0], v[1] - w[1], v[2] - w[2]];
+    dot(d, d) < 1e-26
+}
+
 /// The vertices met so far; a point within rounding of one of them is that vertex.
 #[derive(Default)]
 struct Vertices(Vec<V3>);
 
 impl Vertices {
     fn id(&mut self, v: V3) -> usize {
-        if let Some(i) = self.0.iter().position(|&w| dot(v, w) > 1.0 - 1e-15) {
+        if let Some(i) = self.0.iter().position(|&w| near(v, w)) {
             return i;
         }
         self.0.push(v);
@@ -176,7 +183,7 @@ fn pieces(
                 cuts.push(x);
             }
             for p in [c, d] {
-                if on_arc(p, a, b) && dot(p, a) < 1.0 - 1e-15 && dot(p, b) < 1.0 - 1e-15 {
+                if on_arc(p, a, b) && !near(p, a) && !near(p, b) {
                     cuts.push(p);
                 }
             }
@@ -515,6 +522,15 @@ mod tests {
             "MULTIPOLYGON(((2 0, 4 0, 4 1, 2 1.00060942040799, 2 0)), \
              ((1 1.00045705372412, 0 1, 0 0, 1 0, 1 1.00045705372412)))"
         );
+        // Metre-sized squares overlap as the big ones do.
+        let small = Geo::parse(&wkt(
+            st_intersection,
+            "POLYGON((0 0, 0.00001 0, 0.00001 0.00001, 0 0.00001, 0 0))",
+            "POLYGON((0.000005 0.000005, 0.00002 0.000005, 0.00002 0.00002, 0.000005 0.00002, \
+             0.000005 0.000005))",
+        ))
+        .unwrap();
+        assert_eq!(small.points(), 5, "{}", small.wkt());
         // Sharing an edge: the rest of the first.
         let rest = Geo::parse(&wkt(
             st_difference,
