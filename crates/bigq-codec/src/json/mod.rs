@@ -26,6 +26,7 @@
 
 mod columns;
 mod scan;
+mod struct_rows;
 
 use std::collections::VecDeque;
 
@@ -36,6 +37,7 @@ use serde_json::{Map, Value};
 pub use columns::TimestampFormat;
 use columns::{Column, Nulls, decode_record};
 use scan::{Cursor, Stop};
+pub use struct_rows::{SplitRows, split_struct_rows, struct_rows_from_json};
 
 use crate::CodecError;
 use crate::schema::{FieldType, TableFieldSchema, TableSchema};

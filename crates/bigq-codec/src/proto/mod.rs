@@ -29,7 +29,7 @@
 
 mod schema;
 mod ser;
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,840 @@
+//! Rows in the struct encoding of the BigQuery v2 gRPC API (`repeated
+//! google.protobuf.Struct rows` in `QueryResponse` and `GetQueryResultsResponse`), read
+//! straight from the protobuf wire bytes into the REST body's JSON, which
+//! [`ResponseDecoder`](super::ResponseDecoder) then decodes like any REST page.
+//!
+//! A `google.protobuf.Struct` is a map of `Value`s; decoded by a generic protobuf library
+//! every cell becomes a map with a heap-allocated key and value (prost: a `BTreeMap` node per
+//! cell), which costs far more than the cell. Here each row is one pass over its bytes that
+//! writes `{"f":[{"v":"..."}]}` text: no per-cell object, strings copied once (escaped).
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use prost::Message;
+//! use prost_types::{ListValue, Struct, Value, value::Kind};
+//!
+//! // One row {"f": [{"v": "1"}]}, as the field 7 (`rows`) of a GetQueryResultsResponse
+//! // whose field 6 (`page_token`) is "p2".
+//! let map = |k: &str, v: Kind| Struct {
+//!     fields: BTreeMap::from([(k.to_string(), Value { kind: Some(v) })]),
+//! };
+//! let cell = map("v", Kind::StringValue("1".into()));
+//! let row = map("f", Kind::ListValue(ListValue {
+//!     values: vec![Value { kind: Some(Kind::StructValue(cell)) }],
+//! }));
+//! let mut message = vec![0x32, 0x02, b'p', b'2'];
+//! prost::encoding::message::encode(7, &row, &mut message);
+//!
+//! let split = bigq_codec::json::split_struct_rows(&message, 7)?;
+//! assert_eq!(split.rows, 1);
+//! assert_eq!(split.body, br#"{"rows":[{"f":[{"v":"1"}]}]}"#);
+//! assert_eq!(split.rest, [0x32, 0x02, b'p', b'2']); // the page token, for prost
+//! # Ok::<(), bigq_codec::CodecError>(())
+//! ```
+
+use crate::proto::wire::{self, end_len, put_varint};
+use crate::{CodecError, CodecErrorKind};
+
+/// Nesting depth of `Struct`/`ListValue` beyond which a message is rejected (prost's
+/// recursion limit too).
+const MAX_DEPTH: u32 = 100;
+
+/// A protobuf message with its struct-encoded rows taken out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SplitRows {
+    /// The message's other fields, as they were on the wire (decode them with the message's
+    /// generated type; its `rows` come out empty).
+    pub rest: Vec<u8>,
+    /// The rows as a REST-shaped body: `{"rows":[...]}`.
+    pub body: Vec<u8>,
+    /// How many rows `body` holds.
+    pub rows: usize,
+}
+
+/// Splits `message` into its field `rows_tag` (each occurrence a `google.protobuf.Struct`
+/// row, written to [`SplitRows::body`] as JSON) and everything else.
+///
+/// Malformed protobuf (a truncated field, a wire type that does not match a known field, a
+/// string that is not UTF-8, nesting deeper than 100) is a [`CodecErrorKind::Syntax`] error
+/// naming the row and what was wrong.
+pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows, CodecError> {
+    let mut out = SplitRows {
+        rest: Vec::new(),
+        body: Vec::with_capacity(message.len() + 16),
+        rows: 0,
+    };
+    out.body.extend_from_slice(b"{\"rows\":[");
+    let mut r = Reader::new(message);
+    while !r.is_empty() {
+        let start = r.pos;
+        let (tag, wire) = r.key().map_err(|e| e.at("the message"))?;
+        if tag == rows_tag {
+            let row = r
+                .expect_len(wire, "a row")
+                .map_err(|e| e.at("the message"))?;
+            if out.rows > 0 {
+                out.body.push(b',');
+            }
+            write_struct(row, &mut out.body, 0).map_err(|e| e.at_row(out.rows))?;
+            out.rows += 1;
+        } else {
+            r.skip(wire).map_err(|e| e.at("the message"))?;
+            out.rest.extend_from_slice(&message[start..r.pos]);
+        }
+    }
+    out.body.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// What was wrong, before it is placed (row or message).
+#[derive(Debug)]
+struct WireError(String);
+
+impl WireError {
+    fn new(what: impl Into<String>) -> Self {
+        WireError(what.into())
+    }
+
+    fn at(self, place: &str) -> CodecError {
+        CodecError::new(
+            CodecErrorKind::Syntax,
+            format!("malformed protobuf in {place}: {}", self.0),
+        )
+    }
+
+    fn at_row(self, row: usize) -> CodecError {
+        CodecError::new(
+            CodecErrorKind::Syntax,
+            format!("malformed google.protobuf.Struct row: {}", self.0),
+        )
+        .with_row(row as u64)
+    }
+}
+
+/// Protobuf wire types.
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const FIXED32: u8 = 5;
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    #[inline(always)]
+    fn varint(&mut self) -> Result<u64, WireError> {
+        // One-byte varints (every tag and most lengths here) inline, the rest out of line.
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.long_varint(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn long_varint(&mut self) -> Result<u64, WireError> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(WireError::new("truncated varint"));
+            };
+            self.pos += 1;
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(WireError::new("varint longer than 10 bytes"))
+    }
+
+    #[inline(always)]
+    fn key(&mut self) -> Result<(u32, u8), WireError> {
+        let k = self.varint()?;
+        let tag = k >> 3;
+        if tag == 0 || tag > u64::from(u32::MAX >> 3) {
+            return Err(WireError::new(format!("invalid field number {tag}")));
+        }
+        Ok((tag as u32, (k & 7) as u8))
+    }
+
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        match self.pos.checked_add(n) {
+            Some(end) if end <= self.buf.len() => {
+                let s = &self.buf[self.pos..end];
+                self.pos = end;
+                Ok(s)
+            }
+            _ => Err(WireError::new(format!(
+                "a field of {n} bytes where {} remain",
+                self.buf.len() - self.pos
+            ))),
+        }
+    }
+
+    #[inline(always)]
+    fn len_bytes(&mut self) -> Result<&'a [u8], WireError> {
+        let n = self.varint()?;
+        let n = usize::try_from(n).map_err(|_| WireError::new("length out of range"))?;
+        self.take(n)
+    }
+
+    #[inline(always)]
+    fn expect_len(&mut self, wire: u8, what: &str) -> Result<&'a [u8], WireError> {
+        if wire != LEN {
+            return Err(WireError::new(format!(
+                "{what} has wire type {wire}, not length-delimited"
+            )));
+        }
+        self.len_bytes()
+    }
+
+    fn skip(&mut self, wire: u8) -> Result<(), WireError> {
+        match wire {
+            VARINT => self.varint().map(drop),
+            FIXED64 => self.take(8).map(drop),
+            LEN => self.len_bytes().map(drop),
+            FIXED32 => self.take(4).map(drop),
+            other => Err(WireError::new(format!("unsupported wire type {other}"))),
+        }
+    }
+}
+
+fn utf8<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, WireError> {
+    std::str::from_utf8(bytes).map_err(|_| WireError::new(format!("{what} is not UTF-8")))
+}
+
+/// Protobuf string bytes as a JSON string. Printable ASCII other than `"` and `\\` (every
+/// key and most BigQuery cells: numbers, dates, plain text) is copied as it is; anything
+/// else is checked as UTF-8 and escaped by serde_json.
+#[inline(always)]
+fn write_json_str(bytes: &[u8], what: &str, out: &mut Vec<u8>) -> Result<(), WireError> {
+    if bytes
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        Ok(())
+    } else {
+        escape_json_str(utf8(bytes, what)?, out);
+        Ok(())
+    }
+}
+
+#[inline(never)]
+fn escape_json_str(s: &str, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// A `google.protobuf.Struct` as a JSON object.
+fn write_struct(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+    if depth >= MAX_DEPTH {
+        return Err(WireError::new("nesting deeper than 100 levels"));
+    }
+    out.push(b'{');
+    let mut first = true;
+    let mut r = Reader::new(bytes);
+    while !r.is_empty() {
+        let (tag, wire) = r.key()?;
+        if tag != 1 {
+            r.skip(wire)?;
+            continue;
+        }
+        // A map entry: key (1) and value (2), either possibly absent.
+        let entry = r.expect_len(wire, "a Struct field")?;
+        let (mut key, mut value) = (&[][..], None);
+        let mut e = Reader::new(entry);
+        while !e.is_empty() {
+            match e.key()? {
+                (1, w) => key = e.expect_len(w, "a Struct key")?,
+                (2, w) => value = Some(e.expect_len(w, "a Struct value")?),
+                (_, w) => e.skip(w)?,
+            }
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        write_json_str(key, "a Struct key", out)?;
+        out.push(b':');
+        write_value(value.unwrap_or_default(), out, depth + 1)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A `google.protobuf.Value` as JSON. Of its `kind` fields the last one on the wire wins,
+/// as protobuf has it for a `oneof`; no field is JSON `null`.
+fn write_value(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+    let mut r = Reader::new(bytes);
+    let mut kind: Option<(u32, &[u8], u64)> = None;
+    while !r.is_empty() {
+        let (tag, wire) = r.key()?;
+        let expected = match tag {
+            1 | 4 => VARINT,
+            2 => FIXED64,
+            3 | 5 | 6 => LEN,
+            _ => {
+                r.skip(wire)?;
+                continue;
+            }
+        };
+        if wire != expected {
+            return Err(WireError::new(format!(
+                "google.protobuf.Value field {tag} has wire type {wire}"
+            )));
+        }
+        kind = Some(match wire {
+            VARINT => (tag, &[][..], r.varint()?),
+            FIXED64 => {
+                let b = r.take(8)?;
+                (tag, b, 0)
+            }
+            _ => (tag, r.len_bytes()?, 0),
+        });
+    }
+    match kind {
+        None | Some((1, _, _)) => out.extend_from_slice(b"null"),
+        Some((2, b, _)) => {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(b);
+            write_number(f64::from_le_bytes(le), out);
+        }
+        Some((3, b, _)) => write_json_str(b, "a string value", out)?,
+        Some((4, _, v)) => out.extend_from_slice(if v != 0 { b"true" } else { b"false" }),
+        Some((5, b, _)) => write_struct(b, out, depth + 1)?,
+        Some((_, b, _)) => write_list(b, out, depth + 1)?,
+    }
+    Ok(())
+}
+
+/// A number value. JSON has no NaN or infinities; they are written as the strings
+/// BigQuery uses for such FLOAT64 values.
+fn write_number(n: f64, out: &mut Vec<u8>) {
+    if n.is_finite() {
+        let _ = serde_json::to_writer(&mut *out, &n);
+    } else if n.is_nan() {
+        out.extend_from_slice(b"\"NaN\"");
+    } else if n > 0.0 {
+        out.extend_from_slice(b"\"Infinity\"");
+    } else {
+        out.extend_from_slice(b"\"-Infinity\"");
+    }
+}
+
+/// A `google.protobuf.ListValue` as a JSON array.
+fn write_list(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+    if depth >= MAX_DEPTH {
+        return Err(WireError::new("nesting deeper than 100 levels"));
+    }
+    out.push(b'[');
+    let mut first = true;
+    let mut r = Reader::new(bytes);
+    while !r.is_empty() {
+        match r.key()? {
+            (1, w) => {
+                let v = r.expect_len(w, "a list item")?;
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                write_value(v, out, depth + 1)?;
+            }
+            (_, w) => r.skip(w)?,
+        }
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// The other direction, for servers: a JSON array of row objects (the REST body's
+/// `rows`) as protobuf field `rows_tag`, each row a `google.protobuf.Struct`, ready to be
+/// appended to the encoding of the rest of the message (protobuf takes fields in any order).
+/// Returns the bytes and the number of rows. JSON numbers become number values, as
+/// protobuf's JSON mapping has it.
+pub fn struct_rows_from_json(rows: &[u8], rows_tag: u32) -> Result<(Vec<u8>, usize), CodecError> {
+    use serde::de::DeserializeSeed;
+    let mut out = Vec::with_capacity(rows.len() + rows.len() / 4);
+    let mut de = serde_json::Deserializer::from_slice(rows);
+    let n = RowsSeed {
+        out: &mut out,
+        key: (u64::from(rows_tag) << 3) | u64::from(LEN),
+    }
+    .deserialize(&mut de)
+    .and_then(|n| de.end().map(|()| n))
+    .map_err(|e| CodecError::new(CodecErrorKind::Syntax, format!("rows JSON: {e}")))?;
+    Ok((out, n))
+}
+
+/// Starts a length-delimited field `key` whose length is not known yet.
+fn begin_len(out: &mut Vec<u8>, key: u8) -> usize {
+    out.push(key);
+    wire::begin_len(out)
+}
+
+/// The top-level array: each element a row object.
+struct RowsSeed<'o> {
+    out: &'o mut Vec<u8>,
+    key: u64,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for RowsSeed<'_> {
+    type Value = usize;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RowsSeed<'_> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of row objects")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut n = 0;
+        loop {
+            let before = self.out.len();
+            put_varint(self.out, self.key);
+            let start = wire::begin_len(self.out);
+            let row = ValueSeed {
+                out: self.out,
+                as_struct: true,
+            };
+            if seq.next_element_seed(row)?.is_none() {
+                self.out.truncate(before);
+                return Ok(n);
+            }
+            end_len(self.out, start);
+            n += 1;
+        }
+    }
+}
+
+/// One JSON value written as a `google.protobuf.Value`'s fields, or, `as_struct`, an
+/// object written as a `google.protobuf.Struct`'s fields (a row).
+struct ValueSeed<'o> {
+    out: &'o mut Vec<u8>,
+    as_struct: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.as_struct {
+            d.deserialize_map(self)
+        } else {
+            d.deserialize_any(self)
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ValueSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.as_struct {
+            "a row object"
+        } else {
+            "a JSON value"
+        })
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.out.extend_from_slice(&[0x08, 0x00]);
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        self.out.extend_from_slice(&[0x20, u8::from(b)]);
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        self.out.push(0x11);
+        self.out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.visit_f64(v as f64)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.visit_f64(v as f64)
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.out.push(0x1a);
+        put_varint(self.out, s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let list = begin_len(self.out, 0x32);
+        loop {
+            let item = begin_len(self.out, 0x0a);
+            let seed = ValueSeed {
+                out: self.out,
+                as_struct: false,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                self.out.truncate(item - 2);
+                break;
+            }
+            end_len(self.out, item);
+        }
+        end_len(self.out, list);
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A row is the Struct itself; a nested object is a Value's struct_value.
+        let object = (!self.as_struct).then(|| begin_len(self.out, 0x2a));
+        loop {
+            let entry = begin_len(self.out, 0x0a);
+            if map.next_key_seed(KeySeed(self.out))?.is_none() {
+                self.out.truncate(entry - 2);
+                break;
+            }
+            let value = begin_len(self.out, 0x12);
+            map.next_value_seed(ValueSeed {
+                out: self.out,
+                as_struct: false,
+            })?;
+            end_len(self.out, value);
+            end_len(self.out, entry);
+        }
+        if let Some(start) = object {
+            end_len(self.out, start);
+        }
+        Ok(())
+    }
+}
+
+/// A Struct key, written as a map entry's field 1.
+struct KeySeed<'o>(&'o mut Vec<u8>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeySeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<(), E> {
+        self.0.push(0x0a);
+        put_varint(self.0, key.len() as u64);
+        self.0.extend_from_slice(key.as_bytes());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use prost::Message;
+    use prost_types::{ListValue, Struct, Value, value::Kind};
+    use serde_json::{Value as Json, json};
+
+    use super::*;
+
+    /// The JSON a `Value` means (protobuf's JSON mapping, with BigQuery's strings for
+    /// non-finite numbers): the reference the transcoder is checked against.
+    fn reference(v: &Value) -> Json {
+        match &v.kind {
+            None | Some(Kind::NullValue(_)) => Json::Null,
+            Some(Kind::NumberValue(n)) if n.is_nan() => json!("NaN"),
+            Some(Kind::NumberValue(n)) if n.is_infinite() => {
+                json!(if *n > 0.0 { "Infinity" } else { "-Infinity" })
+            }
+            Some(Kind::NumberValue(n)) => json!(n),
+            Some(Kind::StringValue(s)) => json!(s),
+            Some(Kind::BoolValue(b)) => json!(b),
+            Some(Kind::StructValue(s)) => reference_struct(s),
+            Some(Kind::ListValue(l)) => Json::Array(l.values.iter().map(reference).collect()),
+        }
+    }
+
+    fn reference_struct(s: &Struct) -> Json {
+        Json::Object(
+            s.fields
+                .iter()
+                .map(|(k, v)| (k.clone(), reference(v)))
+                .collect(),
+        )
+    }
+
+    /// A pseudo-random value tree (xorshift), strings with characters JSON must escape.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn string(&mut self) -> String {
+            let pool = ["a", "é", "\"", "\\", "\n", "\u{1}", "日本", "𝄞", " ", "9"];
+            let n = self.next() % 6;
+            (0..n)
+                .map(|_| pool[(self.next() % pool.len() as u64) as usize])
+                .collect()
+        }
+
+        fn value(&mut self, depth: u32) -> Value {
+            let pick = self.next() % if depth > 3 { 5 } else { 7 };
+            let kind = match pick {
+                0 => None,
+                1 => Some(Kind::NullValue(0)),
+                2 => Some(Kind::NumberValue(
+                    [0.5, -3.0, 1e300, f64::NAN, f64::INFINITY, -0.0][(self.next() % 6) as usize],
+                )),
+                3 => Some(Kind::StringValue(self.string())),
+                4 => Some(Kind::BoolValue(self.next() & 1 == 0)),
+                5 => Some(Kind::StructValue(self.strukt(depth + 1))),
+                _ => Some(Kind::ListValue(ListValue {
+                    values: (0..self.next() % 4)
+                        .map(|_| self.value(depth + 1))
+                        .collect(),
+                })),
+            };
+            Value { kind }
+        }
+
+        fn strukt(&mut self, depth: u32) -> Struct {
+            Struct {
+                fields: (0..self.next() % 4)
+                    .map(|_| (self.string(), self.value(depth)))
+                    .collect(),
+            }
+        }
+    }
+
+    /// A message with struct rows in field 7 among other fields, as GetQueryResultsResponse.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Page {
+        #[prost(string, tag = "6")]
+        page_token: String,
+        #[prost(message, repeated, tag = "7")]
+        rows: Vec<Struct>,
+        #[prost(uint64, optional, tag = "5")]
+        total_rows: Option<u64>,
+        #[prost(bool, optional, tag = "9")]
+        job_complete: Option<bool>,
+        #[prost(double, tag = "13")]
+        ratio: f64,
+        #[prost(fixed32, tag = "14")]
+        word: u32,
+    }
+
+    #[test]
+    fn random_rows_match_prost_and_the_rest_decodes_back() {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        for round in 0..300 {
+            let page = Page {
+                page_token: g.string(),
+                rows: (0..g.next() % 5).map(|_| g.strukt(0)).collect(),
+                total_rows: Some(g.next()),
+                job_complete: Some(round % 2 == 0),
+                ratio: 0.25,
+                word: 7,
+            };
+            let bytes = page.encode_to_vec();
+            let split = split_struct_rows(&bytes, 7).unwrap();
+            assert_eq!(split.rows, page.rows.len());
+            let body: Json = serde_json::from_slice(&split.body).unwrap();
+            let want: Vec<Json> = page.rows.iter().map(reference_struct).collect();
+            assert_eq!(body, json!({ "rows": want }), "round {round}");
+            let rest = Page::decode(split.rest.as_slice()).unwrap();
+            assert_eq!(
+                rest,
+                Page {
+                    rows: vec![],
+                    ..page
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn json_rows_encode_as_prost_decodes_them() {
+        let mut g = Gen(0x2545_f491_4f6c_dd1d);
+        for round in 0..300 {
+            let rows: Vec<Struct> = (0..g.next() % 5).map(|_| g.strukt(0)).collect();
+            let json: Vec<Json> = rows.iter().map(reference_struct).collect();
+            let text = serde_json::to_vec(&json).unwrap();
+            let (bytes, n) = struct_rows_from_json(&text, 7).unwrap();
+            assert_eq!(n, rows.len());
+            let page = Page::decode(bytes.as_slice()).unwrap();
+            let back: Vec<Json> = page.rows.iter().map(reference_struct).collect();
+            assert_eq!(back, json, "round {round}");
+            // And back to JSON by the other direction.
+            let split = split_struct_rows(&bytes, 7).unwrap();
+            let body: Json = serde_json::from_slice(&split.body).unwrap();
+            assert_eq!(body, json!({ "rows": json }));
+        }
+        // Long strings and rows: lengths of several varint bytes.
+        let long = "x".repeat(70_000);
+        let text = serde_json::to_vec(&json!([{ "f": [{ "v": long }, { "v": null }] }])).unwrap();
+        let (bytes, n) = struct_rows_from_json(&text, 7).unwrap();
+        assert_eq!(n, 1);
+        let split = split_struct_rows(&bytes, 7).unwrap();
+        assert_eq!(split.body.len(), text.len() + r#"{"rows":}"#.len());
+    }
+
+    #[test]
+    fn bad_json_rows_are_errors() {
+        for bad in [&b"[{\"f\":"[..], b"{}", b"[1]", b"[{}] x", b"[{\"a\":tru}]"] {
+            let e = struct_rows_from_json(bad, 7).unwrap_err();
+            assert_eq!(e.kind(), CodecErrorKind::Syntax, "{e}");
+        }
+        assert_eq!(struct_rows_from_json(b"[]", 7).unwrap(), (vec![], 0));
+    }
+
+    #[test]
+    fn bigquery_row_shape() {
+        let cell = |v: Option<&str>| Value {
+            kind: Some(Kind::StructValue(Struct {
+                fields: BTreeMap::from([(
+                    "v".to_string(),
+                    Value {
+                        kind: Some(match v {
+                            Some(s) => Kind::StringValue(s.into()),
+                            None => Kind::NullValue(0),
+                        }),
+                    },
+                )]),
+            })),
+        };
+        let row = Struct {
+            fields: BTreeMap::from([(
+                "f".to_string(),
+                Value {
+                    kind: Some(Kind::ListValue(ListValue {
+                        values: vec![cell(Some("42")), cell(None), cell(Some("a\"b"))],
+                    })),
+                },
+            )]),
+        };
+        let mut bytes = Vec::new();
+        prost::encoding::message::encode(7, &row, &mut bytes);
+        prost::encoding::message::encode(7, &row, &mut bytes);
+        let split = split_struct_rows(&bytes, 7).unwrap();
+        assert_eq!(split.rows, 2);
+        let one = r#"{"f":[{"v":"42"},{"v":null},{"v":"a\"b"}]}"#;
+        assert_eq!(
+            String::from_utf8(split.body).unwrap(),
+            format!(r#"{{"rows":[{one},{one}]}}"#)
+        );
+        assert!(split.rest.is_empty());
+    }
+
+    #[test]
+    fn the_last_kind_of_a_value_wins() {
+        // Value { string_value: "x", bool_value: true }: a oneof keeps the last one.
+        let value = [0x1a, 0x01, b'x', 0x20, 0x01];
+        let mut out = Vec::new();
+        write_value(&value, &mut out, 0).unwrap();
+        assert_eq!(out, b"true");
+    }
+
+    fn err(bytes: &[u8]) -> String {
+        split_struct_rows(bytes, 7).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn malformed_messages_are_errors_naming_the_problem() {
+        // A row whose length runs past the end.
+        assert!(err(&[0x3a, 0x05, 0x0a]).contains("a field of 5 bytes where 1 remain"));
+        // A truncated varint in the message.
+        assert!(err(&[0x28, 0x80]).contains("truncated varint"));
+        // Rows with the wrong wire type.
+        assert!(err(&[0x38, 0x01]).contains("a row has wire type 0"));
+        // A string value that is not UTF-8, in the second row.
+        let entry = [0x0a, 0x01, b'v', 0x12, 0x03, 0x1a, 0x01, 0xff];
+        let mut row = vec![0x0a, entry.len() as u8];
+        row.extend_from_slice(&entry);
+        let mut bytes = vec![0x3a, 0x00, 0x3a, row.len() as u8];
+        bytes.extend_from_slice(&row);
+        let e = split_struct_rows(&bytes, 7).unwrap_err();
+        assert_eq!(e.kind(), CodecErrorKind::Syntax);
+        assert_eq!(e.row(), Some(1));
+        assert!(e.to_string().contains("a string value is not UTF-8"), "{e}");
+        // A number value with a varint wire type.
+        let mut out = Vec::new();
+        let e = write_value(&[0x10, 0x01], &mut out, 0).err().unwrap();
+        assert!(e.0.contains("field 2 has wire type 0"), "{}", e.0);
+        // Groups are not supported.
+        assert!(err(&[0x2b]).contains("unsupported wire type 3"));
+        // Field number 0.
+        assert!(err(&[0x02, 0x00]).contains("invalid field number 0"));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        // list_value { values: [list_value { ... }] } nested 10,000 deep.
+        let mut v: Vec<u8> = Vec::new();
+        for _ in 0..10_000 {
+            let mut list = vec![0x0a];
+            put_len(&mut list, v.len());
+            list.extend_from_slice(&v);
+            let mut value = vec![0x32];
+            put_len(&mut value, list.len());
+            value.extend_from_slice(&list);
+            v = value;
+        }
+        let mut entry = vec![0x0a, 0x01, b'f', 0x12];
+        put_len(&mut entry, v.len());
+        entry.extend_from_slice(&v);
+        let mut row = vec![0x0a];
+        put_len(&mut row, entry.len());
+        row.extend_from_slice(&entry);
+        let mut bytes = vec![0x3a];
+        put_len(&mut bytes, row.len());
+        bytes.extend_from_slice(&row);
+        assert!(err(&bytes).contains("nesting deeper than 100 levels"));
+    }
+
+    fn put_len(out: &mut Vec<u8>, mut n: usize) {
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+}
