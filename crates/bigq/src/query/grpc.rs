@@ -10,10 +10,10 @@
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
-use bigq_codec::json::ResponseDecoder;
+use bigq_codec::json::{ResponseDecoder, SplitRows, split_struct_rows};
 use bigq_codec::schema::TableSchema;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
-use gcloud_sdk::prost_types::{self, value::Kind};
+use gcloud_sdk::prost;
 use pb::job_service_client::JobServiceClient;
 use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions};
 
@@ -104,7 +104,7 @@ impl QueryBuilder {
         let project = client.inner.project.clone();
         let resp = client
             .v2_unary("Query", &project, request, |ch, req| async move {
-                jobs(ch).query(req).await
+                with_rows(ch, req, QUERY, QUERY_ROWS_TAG).await
             })
             .await
             .map_err(invalid_query)?;
@@ -185,6 +185,121 @@ fn int64_timestamps() -> pb::DataFormatOptions {
     }
 }
 
+/// A v2 response with its struct-encoded rows read from the wire as the REST body's JSON
+/// ([`split_struct_rows`]) instead of being decoded by prost into a map per cell (which
+/// costs more than everything else about a page); `message.rows` is empty.
+#[derive(Debug, Default)]
+pub(crate) struct WithRows<M> {
+    pub(crate) message: M,
+    pub(crate) rows: SplitRows,
+}
+
+impl<M: prost::Message + Default> WithRows<M> {
+    /// `message` as it arrives: encoded, then split.
+    #[cfg(test)]
+    pub(crate) fn from_message(message: &M, rows_tag: u32) -> Self {
+        decode_with_rows(&message.encode_to_vec(), rows_tag).unwrap()
+    }
+}
+
+/// The field number of `rows` in `QueryResponse` and in `GetQueryResultsResponse`.
+const QUERY_ROWS_TAG: u32 = 6;
+const RESULTS_ROWS_TAG: u32 = 7;
+const QUERY: &str = "/google.cloud.bigquery.v2.JobService/Query";
+const GET_QUERY_RESULTS: &str = "/google.cloud.bigquery.v2.JobService/GetQueryResults";
+
+fn decode_with_rows<M: prost::Message + Default>(
+    bytes: &[u8],
+    rows_tag: u32,
+) -> std::result::Result<WithRows<M>, tonic::Status> {
+    let rows = split_struct_rows(bytes, rows_tag)
+        .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
+    let message = M::decode(rows.rest.as_slice())
+        .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
+    Ok(WithRows { message, rows })
+}
+
+/// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`:
+/// prost for the request, [`decode_with_rows`] for the response.
+struct RowsCodec<Req, Resp> {
+    rows_tag: u32,
+    _types: std::marker::PhantomData<fn(Req) -> Resp>,
+}
+
+impl<Req, Resp> tonic::codec::Codec for RowsCodec<Req, Resp>
+where
+    Req: prost::Message + Send + 'static,
+    Resp: prost::Message + Default + Send + 'static,
+{
+    type Encode = Req;
+    type Decode = WithRows<Resp>;
+    type Encoder = tonic_prost::ProstEncoder<Req>;
+    type Decoder = RowsDecoder<Resp>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        tonic_prost::ProstEncoder::new(tonic::codec::BufferSettings::default())
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RowsDecoder {
+            rows_tag: self.rows_tag,
+            _types: std::marker::PhantomData,
+        }
+    }
+}
+
+struct RowsDecoder<Resp> {
+    rows_tag: u32,
+    _types: std::marker::PhantomData<fn() -> Resp>,
+}
+
+impl<Resp: prost::Message + Default> tonic::codec::Decoder for RowsDecoder<Resp> {
+    type Item = WithRows<Resp>;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        buf: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> std::result::Result<Option<WithRows<Resp>>, tonic::Status> {
+        use bytes::Buf;
+        let len = buf.remaining();
+        // tonic hands over a whole message in one contiguous buffer.
+        let out = if buf.chunk().len() == len {
+            let out = decode_with_rows(buf.chunk(), self.rows_tag);
+            buf.advance(len);
+            out
+        } else {
+            decode_with_rows(&buf.copy_to_bytes(len), self.rows_tag)
+        };
+        out.map(Some)
+    }
+}
+
+/// A unary `JobService` call at `path` with [`RowsCodec`] (what the generated client's
+/// method does, with another codec).
+async fn with_rows<Req, Resp>(
+    channel: tonic::transport::Channel,
+    request: tonic::Request<Req>,
+    path: &'static str,
+    rows_tag: u32,
+) -> std::result::Result<tonic::Response<WithRows<Resp>>, tonic::Status>
+where
+    Req: prost::Message + Send + 'static,
+    Resp: prost::Message + Default + Send + 'static,
+{
+    let mut grpc =
+        tonic::client::Grpc::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+    let codec = RowsCodec {
+        rows_tag,
+        _types: std::marker::PhantomData,
+    };
+    grpc.unary(request, http::uri::PathAndQuery::from_static(path), codec)
+        .await
+}
+
 impl Client {
     /// One `GetQueryResults` call: polls for up to `wait` and returns the page after
     /// `page_token` (the first when `None`).
@@ -194,7 +309,7 @@ impl Client {
         page_token: Option<&str>,
         page_size: Option<u32>,
         wait: Option<Duration>,
-    ) -> Result<pb::GetQueryResultsResponse> {
+    ) -> Result<WithRows<pb::GetQueryResultsResponse>> {
         let request = pb::GetQueryResultsRequest {
             project_id: job.project_id.clone(),
             job_id: job.job_id.clone(),
@@ -209,7 +324,7 @@ impl Client {
             "GetQueryResults",
             &job.project_id,
             request,
-            |ch, req| async move { jobs(ch).get_query_results(req).await },
+            |ch, req| async move { with_rows(ch, req, GET_QUERY_RESULTS, RESULTS_ROWS_TAG).await },
         )
         .await
     }
@@ -255,8 +370,15 @@ impl Client {
 /// encoding otherwise. When the result continues and will be read through Storage Read
 /// (`storage_read` allowed, see [`super::storage_read_job`]), the first page's rows are not
 /// decoded: the read returns every row again.
-pub(super) fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
+pub(super) fn query_response_page(
+    resp: WithRows<pb::QueryResponse>,
+    storage_read: bool,
+) -> Result<Page> {
     use pb::query_response::{Results, ResultsSchema};
+    let WithRows {
+        message: resp,
+        rows,
+    } = resp;
     let schema = resp.schema.as_ref().map(schema_from_proto);
     let stats = QueryStats {
         job_reference: resp.job_reference.map(job_reference),
@@ -301,9 +423,7 @@ pub(super) fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -
             (batches, Some(decoder.schema()))
         }
         (None, _) => match &schema {
-            Some(s) if !resp.rows.is_empty() && !rows_unused => {
-                (struct_rows(&resp.rows, s, 0)?, None)
-            }
+            Some(s) if rows.rows > 0 && !rows_unused => (json_rows(&rows.body, s, 0)?, None),
             _ => (Vec::new(), None),
         },
     };
@@ -316,10 +436,17 @@ pub(super) fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -
 
 /// The page a `GetQueryResults` response holds (struct-encoded rows), with rows numbered
 /// from `rows_before` in errors.
-pub(crate) fn results_page(resp: pb::GetQueryResultsResponse, rows_before: u64) -> Result<Page> {
+pub(crate) fn results_page(
+    resp: WithRows<pb::GetQueryResultsResponse>,
+    rows_before: u64,
+) -> Result<Page> {
+    let WithRows {
+        message: resp,
+        rows,
+    } = resp;
     let schema = resp.schema.as_ref().map(schema_from_proto);
     let batches = match &schema {
-        Some(s) if !resp.rows.is_empty() => struct_rows(&resp.rows, s, rows_before)?,
+        Some(s) if rows.rows > 0 => json_rows(&rows.body, s, rows_before)?,
         _ => Vec::new(),
     };
     let stats = QueryStats {
@@ -360,26 +487,13 @@ fn error_proto(e: pb::ErrorProto) -> ErrorProto {
     }
 }
 
-/// Decodes struct-encoded rows (`{"f":[{"v":..}]}` as `google.protobuf.Struct`s): their
-/// JSON mapping, the REST body's rows, goes through the REST row decoder.
-fn struct_rows(
-    rows: &[prost_types::Struct],
-    schema: &TableSchema,
-    rows_before: u64,
-) -> Result<Vec<RecordBatch>> {
-    let mut body = Vec::with_capacity(rows.len() * 64 + 16);
-    body.extend_from_slice(b"{\"rows\":[");
-    for (i, row) in rows.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        write_struct(&mut body, row);
-    }
-    body.extend_from_slice(b"]}");
+/// Decodes struct-encoded rows, already turned into their JSON mapping (the REST body's
+/// rows) by [`split_struct_rows`], with the REST row decoder.
+fn json_rows(body: &[u8], schema: &TableSchema, rows_before: u64) -> Result<Vec<RecordBatch>> {
     let mut decoder = ResponseDecoder::new()
         .with_schema(schema.clone())?
         .with_row_offset(rows_before);
-    decoder.decode(&body)?;
+    decoder.decode(body)?;
     decoder.finish()?;
     let mut batches = Vec::new();
     while let Some(b) = decoder.next_batch() {
@@ -388,55 +502,31 @@ fn struct_rows(
     Ok(batches)
 }
 
-fn write_struct(out: &mut Vec<u8>, s: &prost_types::Struct) {
-    out.push(b'{');
-    // The row shape has one key per level ("f" or "v"); order does not matter to the decoder.
-    for (i, (k, v)) in s.fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_string(out, k);
-        out.push(b':');
-        write_value(out, v);
-    }
-    out.push(b'}');
-}
-
-fn write_value(out: &mut Vec<u8>, v: &prost_types::Value) {
-    match &v.kind {
-        None | Some(Kind::NullValue(_)) => out.extend_from_slice(b"null"),
-        Some(Kind::BoolValue(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Some(Kind::NumberValue(n)) => match serde_json::Number::from_f64(*n) {
-            Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            // JSON has no NaN or infinity; BigQuery sends FLOAT64 cells as strings anyway.
-            None => write_string(out, &n.to_string()),
-        },
-        Some(Kind::StringValue(s)) => write_string(out, s),
-        Some(Kind::StructValue(s)) => write_struct(out, s),
-        Some(Kind::ListValue(l)) => {
-            out.push(b'[');
-            for (i, v) in l.values.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, v);
-            }
-            out.push(b']');
-        }
-    }
-}
-
-/// `s` as a JSON string, escaped by serde_json straight into `out` (no copy of the text).
-fn write_string(out: &mut Vec<u8>, s: &str) {
-    // Writing into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow_array::{Array, Int64Array, ListArray, StringArray, StructArray};
+    use gcloud_sdk::prost_types::{self, value::Kind};
     use std::collections::BTreeMap;
+
+    /// `rows` as they arrive in a `GetQueryResultsResponse`, decoded.
+    fn struct_rows(
+        rows: &[prost_types::Struct],
+        schema: &TableSchema,
+        rows_before: u64,
+    ) -> Result<Vec<RecordBatch>> {
+        let resp = pb::GetQueryResultsResponse {
+            rows: rows.to_vec(),
+            ..Default::default()
+        };
+        let split = WithRows::from_message(&resp, RESULTS_ROWS_TAG);
+        assert!(split.message.rows.is_empty());
+        json_rows(&split.rows.body, schema, rows_before)
+    }
+
+    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
+        super::query_response_page(WithRows::from_message(&resp, QUERY_ROWS_TAG), storage_read)
+    }
 
     fn v(kind: Kind) -> prost_types::Value {
         prost_types::Value { kind: Some(kind) }
@@ -603,6 +693,10 @@ mod tests {
 #[cfg(test)]
 mod first_page {
     use super::*;
+
+    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
+        super::query_response_page(WithRows::from_message(&resp, QUERY_ROWS_TAG), storage_read)
+    }
     use crate::read::ipc::tests::{batch, batch_message, schema_stream};
 
     fn response(page_token: &str) -> pb::QueryResponse {

@@ -347,7 +347,9 @@ async fn pump_grpc(
     'pages: while let Some(handle) = next.take() {
         let page = match handle.await {
             Ok(Ok(resp)) => {
-                let token = (!resp.page_token.is_empty()).then(|| resp.page_token.clone());
+                let token = Some(&resp.message.page_token)
+                    .filter(|t| !t.is_empty())
+                    .cloned();
                 next = token.map(|t| fetch(Some(t)));
                 super::grpc::results_page(resp, rows_before)
             }
