@@ -17,7 +17,7 @@ use gcloud_sdk::google::cloud::bigquery::v2::{
 use serde_json::Value;
 
 use super::convert::{job_query_json, job_query_proto, schema_to_proto};
-use super::results::{arrow_page, compression, struct_page};
+use super::results::{WithRows, arrow_page, compression, struct_page};
 use crate::api::PageRequest;
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
@@ -121,13 +121,14 @@ fn fill_rows(
     page: PageRequest,
     arrow: Option<Option<arrow_ipc::CompressionType>>,
     opts: EncodeOptions,
-) -> Result<(), BqError> {
+    rows_tag: u32,
+) -> Result<Vec<u8>, BqError> {
     r.statement_type = out.statement_type.to_string();
     let (n, d) = dml_stats(out);
     r.num_dml_affected_rows = n;
     r.dml_stats = d;
     if !out.returns_rows {
-        return Ok(());
+        return Ok(Vec::new());
     }
     r.total_rows = Some(out.total_rows() as u64);
     match arrow {
@@ -141,17 +142,24 @@ fn fill_rows(
         }
         None => {
             r.schema = Some(schema_to_proto(&out.schema));
-            let p = struct_page(out, page, opts)?;
-            r.page_row_count = p.rows.len() as i64;
+            let p = struct_page(out, page, opts, rows_tag)?;
+            r.page_row_count = p.count as i64;
             r.page_token = p.next.unwrap_or_default();
-            r.rows = p.rows;
+            return Ok(p.rows);
         }
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
+/// The field numbers of `rows` in `QueryResponse` and `GetQueryResultsResponse`.
+const QUERY_ROWS_TAG: u32 = 6;
+const RESULTS_ROWS_TAG: u32 = 7;
+
 /// `Query`.
-pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryResponse, BqError> {
+pub async fn query(
+    s: Arc<AppState>,
+    req: PostQueryRequest,
+) -> Result<WithRows<QueryResponse>, BqError> {
     let q = req.query_request.unwrap_or_default();
     let arrow = match QueryResultsFormat::try_from(q.query_results_format) {
         Ok(QueryResultsFormat::Arrow) => Some(compression(
@@ -192,6 +200,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
         location: core::LOCATION.into(),
         ..Default::default()
     };
+    let mut rows = Vec::new();
     match core::query(&s, call).await? {
         QueryOutcome::DryRun {
             out,
@@ -227,7 +236,7 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
                     code: reason_code(job.creation_reason),
                 });
             }
-            fill_rows(&mut r, &out, first, arrow, opts)?;
+            rows = fill_rows(&mut r, &out, first, arrow, opts, QUERY_ROWS_TAG)?;
         }
         QueryOutcome::Pending { job, query_id } => {
             r.query_id = query_id;
@@ -241,14 +250,14 @@ pub async fn query(s: Arc<AppState>, req: PostQueryRequest) -> Result<QueryRespo
             r.cache_hit = None;
         }
     }
-    Ok(r)
+    Ok(WithRows { message: r, rows })
 }
 
 /// `GetQueryResults` (struct-encoded rows: the request has no results format).
 pub async fn get_query_results(
     s: Arc<AppState>,
     req: GetQueryResultsRequest,
-) -> Result<GetQueryResultsResponse, BqError> {
+) -> Result<WithRows<GetQueryResultsResponse>, BqError> {
     let page = if req.page_token.is_empty() {
         PageRequest {
             start: req.start_index.unwrap_or(0) as usize,
@@ -272,19 +281,19 @@ pub async fn get_query_results(
         job_complete: Some(out.is_some()),
         ..Default::default()
     };
+    let mut rows = Vec::new();
     if let Some(out) = out {
         // The rows of a QueryResponse, moved over field by field.
         let mut q = QueryResponse::default();
-        fill_rows(&mut q, &out, page, None, opts)?;
+        rows = fill_rows(&mut q, &out, page, None, opts, RESULTS_ROWS_TAG)?;
         r.schema = q.schema;
         r.total_rows = q.total_rows;
         r.page_token = q.page_token;
-        r.rows = q.rows;
         r.num_dml_affected_rows = q.num_dml_affected_rows;
         r.total_bytes_processed = Some(0);
         r.cache_hit = Some(false);
     }
-    Ok(r)
+    Ok(WithRows { message: r, rows })
 }
 
 fn statistics(job: &CoreJob) -> JobStatistics {

@@ -4,15 +4,16 @@
 //! message and one IPC record batch message (the Storage Read encoder's).
 
 use arrow_ipc::CompressionType;
+use bigq_codec::json::struct_rows_from_json;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::record_batch::RecordBatch;
 use gcloud_sdk::google::cloud::bigquery::v2::arrow_serialization_options::CompressionCodec;
 use gcloud_sdk::google::cloud::bigquery::v2::{
     ArrowRecordBatch, ArrowSchema, ArrowSerializationOptions,
 };
-use prost_types::value::Kind;
-use prost_types::{ListValue, Struct, Value as ProtoValue};
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use gcloud_sdk::prost::bytes::{Buf, BufMut};
+use gcloud_sdk::prost::encoding::{DecodeContext, WireType};
+use gcloud_sdk::prost::{DecodeError, Message};
 
 use crate::api::PageRequest;
 use crate::api::jobs::PAGE_BYTES;
@@ -24,18 +25,23 @@ use crate::sql::engine::QueryOutput;
 /// The rows of one page and where the next starts.
 #[derive(Debug, Default)]
 pub struct StructPage {
-    /// The rows.
-    pub rows: Vec<Struct>,
+    /// The rows, encoded as the response message's repeated `Struct` field.
+    pub rows: Vec<u8>,
+    /// How many rows `rows` holds.
+    pub count: usize,
     /// The next page's token, if rows remain.
     pub next: Option<String>,
 }
 
-/// One page of rows as Structs. The page stops at `max` rows or the 10 MB BigQuery puts
-/// in a page, as REST's does.
+/// One page of rows as Structs, encoded as field `rows_tag` of the response. The page stops
+/// at `max` rows or the 10 MB BigQuery puts in a page, as REST's does. The rows are the very
+/// text the REST encoder writes, turned into protobuf in one pass (no `Struct` tree: a
+/// map per cell costs far more than the cell).
 pub fn struct_page(
     out: &QueryOutput,
     page: PageRequest,
     opts: EncodeOptions,
+    rows_tag: u32,
 ) -> Result<StructPage, BqError> {
     let total = out.total_rows();
     if page.start >= total {
@@ -51,92 +57,51 @@ pub fn struct_page(
         opts,
     );
     text.push(']');
-    let rows: Vec<ProtoJson> = serde_json::from_str(&text).map_err(|e| {
+    let (rows, count) = struct_rows_from_json(text.as_bytes(), rows_tag).map_err(|e| {
         BqError::internal(format!("bigq-emulator wrote rows it cannot read back: {e}"))
     })?;
-    let rows = rows
-        .into_iter()
-        .map(|ProtoJson(r)| match r.kind {
-            Some(Kind::StructValue(s)) => Ok(s),
-            _ => Err(BqError::internal(
-                "bigq-emulator wrote a row that is not an object",
-            )),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let end = page.start + n;
     Ok(StructPage {
         rows,
+        count,
         next: (end < total).then(|| end.to_string()),
     })
 }
 
-/// A `google.protobuf.Value` read straight from JSON text, with no `serde_json::Value`
-/// tree in between (a page's rows are parsed once, into the message the response holds).
-struct ProtoJson(ProtoValue);
-
-impl ProtoJson {
-    fn of(kind: Kind) -> ProtoJson {
-        ProtoJson(ProtoValue { kind: Some(kind) })
-    }
+/// A response message and its rows, encoded apart: the rows' bytes follow the message's own
+/// fields on the wire (protobuf takes fields in any order, and a repeated field's elements
+/// wherever they are).
+#[derive(Debug, Default, Clone)]
+pub struct WithRows<M> {
+    /// The message, its rows empty.
+    pub message: M,
+    /// Its rows, as [`StructPage::rows`].
+    pub rows: Vec<u8>,
 }
 
-impl<'de> Deserialize<'de> for ProtoJson {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProtoJson, D::Error> {
-        d.deserialize_any(ProtoJsonVisitor)
-    }
-}
-
-struct ProtoJsonVisitor;
-
-impl<'de> Visitor<'de> for ProtoJsonVisitor {
-    type Value = ProtoJson;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
+impl<M: Message> Message for WithRows<M> {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.message.encode_raw(buf);
+        buf.put_slice(&self.rows);
     }
 
-    fn visit_unit<E>(self) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::NullValue(0)))
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        self.message.merge_field(tag, wire_type, buf, ctx)
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::BoolValue(b)))
+    fn encoded_len(&self) -> usize {
+        self.message.encoded_len() + self.rows.len()
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::NumberValue(v as f64)))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::NumberValue(v as f64)))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::NumberValue(v)))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::StringValue(s.to_owned())))
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<ProtoJson, E> {
-        Ok(ProtoJson::of(Kind::StringValue(s)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ProtoJson, A::Error> {
-        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(ProtoJson(v)) = seq.next_element()? {
-            values.push(v);
-        }
-        Ok(ProtoJson::of(Kind::ListValue(ListValue { values })))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProtoJson, A::Error> {
-        let mut fields = std::collections::BTreeMap::new();
-        while let Some((k, ProtoJson(v))) = map.next_entry::<String, ProtoJson>()? {
-            fields.insert(k, v);
-        }
-        Ok(ProtoJson::of(Kind::StructValue(Struct { fields })))
+    fn clear(&mut self) {
+        self.message.clear();
+        self.rows.clear();
     }
 }
 
@@ -257,37 +222,55 @@ mod tests {
             .unwrap()
     }
 
-    #[test]
-    fn json_maps_onto_protobuf_values() {
-        let ProtoJson(v) =
-            serde_json::from_str(r#"{"f": [{"v": "1"}, {"v": null}, {"v": [{"v": "a"}]}]}"#)
-                .unwrap();
-        let Some(Kind::StructValue(row)) = v.kind else {
-            panic!("not a struct");
+    #[tokio::test]
+    async fn rows_encoded_apart_decode_with_the_generated_type() {
+        use gcloud_sdk::google::cloud::bigquery::v2::GetQueryResultsResponse;
+        use prost_types::value::Kind;
+        let out =
+            run("SELECT n, IF(n = 2, NULL, 'x') AS s FROM UNNEST([1, 2]) AS n ORDER BY n").await;
+        let p = struct_page(
+            &out,
+            PageRequest {
+                start: 0,
+                max: None,
+            },
+            EncodeOptions::default(),
+            7,
+        )
+        .unwrap();
+        let message = WithRows {
+            message: GetQueryResultsResponse {
+                page_token: "t".into(),
+                total_rows: Some(2),
+                ..Default::default()
+            },
+            rows: p.rows,
         };
-        let Some(Kind::ListValue(cells)) = &row.fields["f"].kind else {
-            panic!("no f list");
-        };
-        assert_eq!(cells.values.len(), 3);
-        let cell = |i: usize| match &cells.values[i].kind {
-            Some(Kind::StructValue(s)) => s.fields["v"].kind.clone(),
-            _ => None,
-        };
-        assert_eq!(cell(0), Some(Kind::StringValue("1".into())));
-        assert_eq!(cell(1), Some(Kind::NullValue(0)));
-        assert!(matches!(cell(2), Some(Kind::ListValue(l)) if l.values.len() == 1));
-        // Numbers (integer or not) and booleans, though the row encoder writes neither.
-        let ProtoJson(v) = serde_json::from_str("[7, -2.5, true]").unwrap();
-        let Some(Kind::ListValue(l)) = v.kind else {
-            panic!("not a list");
-        };
-        let kinds: Vec<_> = l.values.into_iter().map(|v| v.kind).collect();
+        let bytes = message.encode_to_vec();
+        assert_eq!(bytes.len(), message.encoded_len());
+        let r = GetQueryResultsResponse::decode(bytes.as_slice()).unwrap();
+        assert_eq!((r.page_token.as_str(), r.total_rows), ("t", Some(2)));
+        let cells: Vec<Vec<Option<Kind>>> = r
+            .rows
+            .iter()
+            .map(|row| match &row.fields["f"].kind {
+                Some(Kind::ListValue(l)) => l
+                    .values
+                    .iter()
+                    .map(|c| match &c.kind {
+                        Some(Kind::StructValue(s)) => s.fields["v"].kind.clone(),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            })
+            .collect();
+        let text = |t: &str| Some(Kind::StringValue(t.into()));
         assert_eq!(
-            kinds,
+            cells,
             [
-                Some(Kind::NumberValue(7.0)),
-                Some(Kind::NumberValue(-2.5)),
-                Some(Kind::BoolValue(true))
+                vec![text("1"), text("x")],
+                vec![text("2"), Some(Kind::NullValue(0))]
             ]
         );
     }
@@ -302,9 +285,10 @@ mod tests {
                 max: Some(3),
             },
             EncodeOptions::default(),
+            7,
         )
         .unwrap();
-        assert_eq!((p.rows.len(), p.next.as_deref()), (3, Some("3")));
+        assert_eq!((p.count, p.next.as_deref()), (3, Some("3")));
         let p = struct_page(
             &out,
             PageRequest {
@@ -312,9 +296,10 @@ mod tests {
                 max: Some(3),
             },
             EncodeOptions::default(),
+            7,
         )
         .unwrap();
-        assert_eq!((p.rows.len(), p.next), (1, None));
+        assert_eq!((p.count, p.next), (1, None));
         let p = struct_page(
             &out,
             PageRequest {
@@ -322,9 +307,10 @@ mod tests {
                 max: None,
             },
             EncodeOptions::default(),
+            7,
         )
         .unwrap();
-        assert!(p.rows.is_empty());
+        assert!(p.rows.is_empty() && p.count == 0);
 
         let a = arrow_page(
             &out,
