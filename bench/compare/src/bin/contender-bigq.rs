@@ -2,8 +2,9 @@
 //! what it measured inside the process (wall and CPU time of the timed part, rows, the path
 //! it took, peak RSS).
 //!
-//! `contender-bigq <scenario> [--job] [--grpc]` (`--grpc`: queries over the v2 gRPC
-//! services instead of REST), with the server in `BENCH_REST` (and `BENCH_GRPC`
+//! `contender-bigq <scenario> [--job] [--grpc] [--pages]` (`--grpc`: queries over the v2
+//! gRPC services instead of REST; `--pages`: a large query result paged through
+//! `getQueryResults` / `GetQueryResults`, never Storage Read), with the server in `BENCH_REST` (and `BENCH_GRPC`
 //! for the Storage API), the project in `BENCH_PROJECT` and the scratch dataset in
 //! `BENCH_DATASET`. Without `BENCH_REST` it talks to real BigQuery with Application Default
 //! Credentials.
@@ -28,8 +29,14 @@ struct Row200k {
 
 #[tokio::main]
 async fn main() {
-    let args = ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc]");
-    let outcome = run(&args.scenario, args.flag("--job"), args.flag("--grpc")).await;
+    let args = ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc] [--pages]");
+    let outcome = run(
+        &args.scenario,
+        args.flag("--job"),
+        args.flag("--grpc"),
+        args.flag("--pages"),
+    )
+    .await;
     print_outcome(outcome.map_err(NotRun::Failed));
 }
 
@@ -50,7 +57,7 @@ fn dataset() -> Result<String, String> {
     std::env::var("BENCH_DATASET").map_err(|_| "BENCH_DATASET is not set".to_string())
 }
 
-async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> {
+async fn run(scenario: &str, job: bool, grpc: bool, pages: bool) -> Result<Measured, String> {
     let e = |e: bigq::Error| e.to_string();
     // In-memory scenarios first: no server.
     if scenario == "json_300k" {
@@ -73,7 +80,10 @@ async fn run(scenario: &str, job: bool, grpc: bool) -> Result<Measured, String> 
         "REST jobs.query"
     };
     let query = |sql: String| {
-        let q = client.query(sql).use_query_cache(false);
+        let q = client
+            .query(sql)
+            .use_query_cache(false)
+            .use_storage_read(!pages);
         if job { q.job_creation_required() } else { q }
     };
     let ds = dataset()?;
