@@ -997,3 +997,111 @@ async fn range_start_and_end_of_a_null_range_are_null() {
         ]
     );
 }
+
+#[tokio::test]
+async fn unknown_fields_wrong_types_and_oversized_bodies_are_refused_by_name() {
+    let c = Ctx::new().await;
+    let error = |v: &Value| {
+        (
+            v["error"]["errors"][0]["reason"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            v["error"]["message"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    // A misspelt option is an error, not a query run with the default.
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT 1", "useLegacySQL": false}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        error(&v),
+        (
+            "invalid".into(),
+            "Invalid JSON payload received. Unknown name \"useLegacySQL\" at 'query_request': \
+             Cannot find field."
+                .into()
+        )
+    );
+    let (status, v) = c
+        .post(
+            "/queries",
+            json!({"query": "SELECT 1", "useLegacySql": false, "maxResults": "many"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        error(&v).1,
+        "Invalid value at 'query_request.max_results' (TYPE_INT64), \"many\""
+    );
+    c.dataset("d").await;
+    let (status, v) = c
+        .post(
+            "/datasets/d/tables",
+            json!({"tableReference": {"projectId": "p", "datasetId": "d", "tableId": "t"},
+                   "schema": {"fields": [{"name": "x", "type": "INT64", "mod": "REQUIRED"}]}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        error(&v).1.contains("\"mod\" at 'table.schema.fields[0]'"),
+        "{v}"
+    );
+    let (status, v) = c
+        .post(
+            "/jobs",
+            json!({"configuration": {"query": {"query": "SELECT 1", "useLegacySql": "no"}}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(
+        error(&v).1,
+        "Invalid value at 'job.configuration.query.use_legacy_sql' (TYPE_BOOL), \"no\""
+    );
+    // Over the 100 MB the emulator takes: BigQuery's JSON error shape, not plain text.
+    let big = vec![b' '; 101 * 1024 * 1024];
+    let resp = c
+        .http
+        .post(c.url("/queries"))
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+    let v: Value = resp.json().await.unwrap();
+    assert!(error(&v).1.contains("exceeds the limit"), "{v}");
+    // The server is still there.
+    assert_eq!(cells(&c.query("SELECT 2").await)[0][0], json!("2"));
+}
+
+#[tokio::test]
+async fn a_client_leaving_mid_response_leaves_the_server_healthy() {
+    let c = Ctx::new().await;
+    c.dataset("d").await;
+    c.query(
+        "CREATE TABLE d.big AS SELECT n, CONCAT('row ', CAST(n AS STRING)) AS s \
+             FROM UNNEST(GENERATE_ARRAY(1, 200000)) AS n",
+    )
+    .await;
+    for _ in 0..3 {
+        let mut resp = c
+            .http
+            .get(c.url("/datasets/d/tables/big/data?maxResults=200000"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        // One chunk of the body, then the connection is dropped.
+        assert!(resp.chunk().await.unwrap().is_some());
+        drop(resp);
+    }
+    let (status, v) = c.get("/datasets/d/tables/big/data?maxResults=2").await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["totalRows"], json!("200000"));
+    assert_eq!(cells(&c.query("SELECT 3").await)[0][0], json!("3"));
+}

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{AppState, QueryParams, etag, flag, ok, parse_body};
+use super::{AppState, QueryParams, etag, flag, ok, parse_checked};
 use crate::api::PageRequest;
 use crate::api::datasets::{self as core, DatasetFields};
 use crate::catalog::Dataset;
@@ -66,7 +66,7 @@ pub async fn insert(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::DATASET, "dataset") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -105,7 +105,7 @@ pub async fn patch(
     Path((project, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::DATASET, "dataset") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };

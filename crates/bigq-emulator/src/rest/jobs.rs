@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
-use super::{AppState, QueryParams, etag, int_param, ok, parse_body, raw_json};
+use super::{AppState, QueryParams, etag, int_param, ok, parse_checked, raw_json};
 use crate::api::PageRequest;
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
@@ -168,7 +168,7 @@ pub async fn query(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::QUERY_REQUEST, "query_request") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -346,7 +346,7 @@ pub async fn insert(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::JOB, "job") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };

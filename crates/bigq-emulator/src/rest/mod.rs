@@ -1,7 +1,9 @@
 //! BigQuery REST v2 over HTTP, answering with BigQuery's exact shapes.
 
+mod check;
 mod datasets;
 pub mod encode;
+mod fields;
 mod jobs;
 mod tables;
 
@@ -66,6 +68,32 @@ impl IntoResponse for BqError {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
         json_response(status, &self.to_json())
     }
+}
+
+/// The largest request body taken.
+const MAX_BODY_BYTES: usize = 100 * 1024 * 1024;
+
+/// A body over [`MAX_BODY_BYTES`] is refused by the body extractor with a plain-text 413;
+/// it is sent as BigQuery's JSON error shape (status 413, reason `invalid`) instead, so that
+/// clients read it as they read every other error.
+async fn too_large_as_json(resp: Response) -> Response {
+    if resp.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        return resp;
+    }
+    let mut e = BqError::invalid(format!(
+        "Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes."
+    ));
+    e.status = 413;
+    e.into_response()
+}
+
+/// Parses a JSON request body that is the resource `message` (the request's field `root`),
+/// checked against its fields ([`check`]): malformed JSON, an unknown name or a value of the
+/// wrong type is BigQuery's 400.
+fn parse_checked(body: &Bytes, message: &check::Message, root: &str) -> Result<Value, BqError> {
+    let v = parse_body(body)?;
+    check::check(&v, message, root)?;
+    Ok(v)
 }
 
 /// Parses a JSON request body; malformed JSON is BigQuery's 400 `parseError`-style error.
@@ -162,6 +190,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             axum::routing::delete(jobs::delete),
         )
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(100 * 1024 * 1024))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::map_response(too_large_as_json))
         .with_state(state)
 }

@@ -13,7 +13,7 @@ use datafusion::scalar::ScalarValue;
 use serde_json::{Value, json};
 
 use super::encode::{self, EncodeOptions};
-use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_body, raw_json};
+use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_checked, raw_json};
 use crate::api::PageRequest;
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
 use crate::catalog::{Table, TableKind, TableRef};
@@ -84,7 +84,7 @@ pub async fn insert(
     Path((project, dataset)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::TABLE, "table") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -143,7 +143,7 @@ pub async fn patch(
     Path((project, dataset, table)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::TABLE, "table") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -343,7 +343,7 @@ pub async fn insert_all(
     Path((project, dataset, table)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_body(&body) {
+    let body = match parse_checked(&body, &super::check::INSERT_ALL, "") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
