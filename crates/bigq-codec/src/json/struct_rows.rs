@@ -28,9 +28,11 @@
 //! let split = bigq_codec::json::split_struct_rows(&message, 7)?;
 //! assert_eq!(split.rows, 1);
 //! assert_eq!(split.body, br#"{"rows":[{"f":[{"v":"1"}]}]}"#);
-//! assert_eq!(split.rest, [0x32, 0x02, b'p', b'2']); // the page token, for prost
+//! assert_eq!(*split.rest, [0x32, 0x02, b'p', b'2']); // the page token, for prost
 //! # Ok::<(), bigq_codec::CodecError>(())
 //! ```
+
+use std::borrow::Cow;
 
 use crate::proto::wire::{self, end_len, put_varint};
 use crate::{CodecError, CodecErrorKind};
@@ -41,10 +43,11 @@ const MAX_DEPTH: u32 = 100;
 
 /// A protobuf message with its struct-encoded rows taken out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SplitRows {
+pub struct SplitRows<'a> {
     /// The message's other fields, as they were on the wire (decode them with the message's
-    /// generated type; its `rows` come out empty).
-    pub rest: Vec<u8>,
+    /// generated type; its `rows` come out empty): the message itself when it has no rows
+    /// (an Arrow page is not copied), a copy of its other fields when it has.
+    pub rest: Cow<'a, [u8]>,
     /// The rows as a REST-shaped body: `{"rows":[...]}`.
     pub body: Vec<u8>,
     /// How many rows `body` holds.
@@ -57,13 +60,12 @@ pub struct SplitRows {
 /// Malformed protobuf (a truncated field, a wire type that does not match a known field, a
 /// string that is not UTF-8, nesting deeper than 100) is a [`CodecErrorKind::Syntax`] error
 /// naming the row and what was wrong.
-pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows, CodecError> {
+pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>, CodecError> {
     let mut out = SplitRows {
-        rest: Vec::new(),
-        body: Vec::with_capacity(message.len() + 16),
+        rest: Cow::Borrowed(message),
+        body: b"{\"rows\":[".to_vec(),
         rows: 0,
     };
-    out.body.extend_from_slice(b"{\"rows\":[");
     let mut r = Reader::new(message);
     while !r.is_empty() {
         let start = r.pos;
@@ -72,14 +74,21 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows, Cod
             let row = r
                 .expect_len(wire, "a row")
                 .map_err(|e| e.at("the message"))?;
-            if out.rows > 0 {
+            if out.rows == 0 {
+                // The first row: from here on the other fields are copied, and the JSON
+                // takes about as many bytes as the rows do.
+                out.rest = Cow::Owned(message[..start].to_vec());
+                out.body.reserve(message.len() - start + 2);
+            } else {
                 out.body.push(b',');
             }
             write_struct(row, &mut out.body, 0).map_err(|e| e.at_row(out.rows))?;
             out.rows += 1;
         } else {
             r.skip(wire).map_err(|e| e.at("the message"))?;
-            out.rest.extend_from_slice(&message[start..r.pos]);
+            if let Cow::Owned(rest) = &mut out.rest {
+                rest.extend_from_slice(&message[start..r.pos]);
+            }
         }
     }
     out.body.extend_from_slice(b"]}");
@@ -680,7 +689,9 @@ mod tests {
             let body: Json = serde_json::from_slice(&split.body).unwrap();
             let want: Vec<Json> = page.rows.iter().map(reference_struct).collect();
             assert_eq!(body, json!({ "rows": want }), "round {round}");
-            let rest = Page::decode(split.rest.as_slice()).unwrap();
+            // Without rows the rest is the message itself, not a copy.
+            assert_eq!(matches!(split.rest, Cow::Borrowed(_)), page.rows.is_empty());
+            let rest = Page::decode(&*split.rest).unwrap();
             assert_eq!(
                 rest,
                 Page {

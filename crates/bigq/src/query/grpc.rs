@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
-use bigq_codec::json::{ResponseDecoder, SplitRows, split_struct_rows};
+use bigq_codec::json::{ResponseDecoder, split_struct_rows};
 use bigq_codec::schema::TableSchema;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use gcloud_sdk::prost;
@@ -191,7 +191,10 @@ fn int64_timestamps() -> pb::DataFormatOptions {
 #[derive(Debug, Default)]
 pub(crate) struct WithRows<M> {
     pub(crate) message: M,
-    pub(crate) rows: SplitRows,
+    /// The rows as a REST body, `{"rows":[...]}`.
+    pub(crate) body: Vec<u8>,
+    /// How many rows `body` holds.
+    pub(crate) rows: usize,
 }
 
 impl<M: prost::Message + Default> WithRows<M> {
@@ -212,11 +215,15 @@ fn decode_with_rows<M: prost::Message + Default>(
     bytes: &[u8],
     rows_tag: u32,
 ) -> std::result::Result<WithRows<M>, tonic::Status> {
-    let rows = split_struct_rows(bytes, rows_tag)
+    let split = split_struct_rows(bytes, rows_tag)
         .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
-    let message = M::decode(rows.rest.as_slice())
+    let message = M::decode(&*split.rest)
         .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
-    Ok(WithRows { message, rows })
+    Ok(WithRows {
+        message,
+        body: split.body,
+        rows: split.rows,
+    })
 }
 
 /// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`:
@@ -377,6 +384,7 @@ pub(super) fn query_response_page(
     use pb::query_response::{Results, ResultsSchema};
     let WithRows {
         message: resp,
+        body,
         rows,
     } = resp;
     let schema = resp.schema.as_ref().map(schema_from_proto);
@@ -423,7 +431,7 @@ pub(super) fn query_response_page(
             (batches, Some(decoder.schema()))
         }
         (None, _) => match &schema {
-            Some(s) if rows.rows > 0 && !rows_unused => (json_rows(&rows.body, s, 0)?, None),
+            Some(s) if rows > 0 && !rows_unused => (json_rows(&body, s, 0)?, None),
             _ => (Vec::new(), None),
         },
     };
@@ -442,11 +450,12 @@ pub(crate) fn results_page(
 ) -> Result<Page> {
     let WithRows {
         message: resp,
+        body,
         rows,
     } = resp;
     let schema = resp.schema.as_ref().map(schema_from_proto);
     let batches = match &schema {
-        Some(s) if rows.rows > 0 => json_rows(&rows.body, s, rows_before)?,
+        Some(s) if rows > 0 => json_rows(&body, s, rows_before)?,
         _ => Vec::new(),
     };
     let stats = QueryStats {
@@ -521,7 +530,7 @@ mod tests {
         };
         let split = WithRows::from_message(&resp, RESULTS_ROWS_TAG);
         assert!(split.message.rows.is_empty());
-        json_rows(&split.rows.body, schema, rows_before)
+        json_rows(&split.body, schema, rows_before)
     }
 
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
