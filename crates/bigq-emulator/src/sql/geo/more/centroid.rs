@@ -61,7 +61,10 @@ fn edge_centroid(a: V3, b: V3) -> V3 {
 
 /// The signed area of a ring (vertices without the closing repeat), positive when it turns
 /// counter-clockwise around its interior.
-fn signed_area(v: &[V3]) -> f64 {
+pub(super) fn signed_area(v: &[V3]) -> f64 {
+    if v.len() < 3 {
+        return 0.0;
+    }
     v[1..]
         .windows(2)
         .map(|w| {

@@ -15,7 +15,7 @@
 
 use wkt::types::Coord;
 
-use super::centroid::angle;
+use super::centroid::{angle, signed_area};
 use super::{
     Arg, DfResult, Geo, Out, Parts, Place, V3, arcs_cross, close_ring, cross, dot, fail, geo,
     lnglat, on_arc, place_in_polygon, same, unsupported, xyz,
@@ -31,20 +31,6 @@ enum Op {
 fn normalize(v: V3) -> V3 {
     let n = dot(v, v).sqrt();
     [v[0] / n, v[1] / n, v[2] / n]
-}
-
-/// A ring's signed area (positive counter-clockwise), by a fan from its first vertex.
-fn signed_area(v: &[V3]) -> f64 {
-    if v.len() < 3 {
-        return 0.0;
-    }
-    v[1..]
-        .windows(2)
-        .map(|w| {
-            let (o, b, c) = (v[0], w[0], w[1]);
-            2.0 * dot(o, cross(b, c)).atan2(1.0 + dot(o, b) + dot(b, c) + dot(c, o))
-        })
-        .sum()
 }
 
 /// A polygon's rings as unit vectors without the closing repeat, the shell
