@@ -19,7 +19,7 @@
 //! | GEOGRAPHY | `Utf8`, extension `google:sqlType:geography` |
 //! | JSON | `Utf8`, extension `google:sqlType:json` |
 //! | INTERVAL | `Interval(MonthDayNano)` |
-//! | RANGE<T> | `Struct { start: T, end: T }` |
+//! | `RANGE<T>` | `Struct { start: T, end: T }` |
 //! | RECORD | `Struct` |
 //! | REPEATED x | `List(x)`, never null (an absent array is empty) |
 

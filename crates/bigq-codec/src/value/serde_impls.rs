@@ -118,7 +118,7 @@ serialize_as_text!(
     Interval, magic::INTERVAL, |v| RawBytes(interval_bytes(v.months, v.days, v.nanos));
 );
 
-/// A RANGE serializes as its text (`[start, end)`), or under [`RawSerializeGuard`] as a
+/// A RANGE serializes as its text (`[start, end)`), or under `RawSerializeGuard` as a
 /// struct `{start, end}` of optional bounds, the shape of the Storage Write message.
 impl<T: fmt::Display + Serialize> Serialize for Range<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -276,7 +276,7 @@ impl FromStr for Interval {
     }
 }
 
-/// RANGE<T>: a half-open range `[start, end)`; `None` is an unbounded end.
+/// `RANGE<T>`: a half-open range `[start, end)`; `None` is an unbounded end.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
 pub struct Range<T> {
     /// The inclusive start, or `None` for unbounded.

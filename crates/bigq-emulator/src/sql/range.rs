@@ -112,7 +112,7 @@ pub fn sql_type_element(type_name: &str) -> Option<&'static str> {
 /// Rewrites `RANGE<T> 'literal'` to `bigq_range_literal_t('literal')`, any other
 /// `RANGE<T>` to the type name `BIGQ_RANGE_T`, and the table function
 /// `RANGE_SESSIONIZE(TABLE t, 'column', ['partition', ...] [, 'MEETS' | 'OVERLAPS'])` to a
-/// subquery with window functions (see [`sessionize`]), leaving strings, quoted names and
+/// subquery with window functions (see `sessionize`), leaving strings, quoted names and
 /// comments alone. Text without either comes back borrowed. The error is BigQuery's for a
 /// mode that is neither.
 pub fn pre_parse(sql: &str) -> Result<Cow<'_, str>, String> {
