@@ -87,11 +87,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
     };
     let peak = peak_rss_kb();
-    let per_batch = if batches > 0 {
-        batch_bytes / batches
-    } else {
-        0
-    };
+    let per_batch = batch_bytes.checked_div(batches).unwrap_or(0);
     println!(
         "{{\"mode\":\"{:?}\",\"rows\":{rows},\"streams\":{streams},\"rss_before_mb\":{:.1},\
          \"peak_mb\":{:.1},\"growth_mb\":{:.1},\"batches\":{batches},\"mb_per_batch\":{:.2}}}",
