@@ -166,11 +166,21 @@ pub fn cpu_seconds() -> f64 {
 
 /// Peak resident set size of this process (`VmHWM`), KiB; 0 where /proc has no answer.
 pub fn peak_rss_kb() -> u64 {
+    proc_status_kb("VmHWM")
+}
+
+/// Resident set size of this process now (`VmRSS`), KiB; 0 where /proc has no answer.
+pub fn rss_kb() -> u64 {
+    proc_status_kb("VmRSS")
+}
+
+/// A `kB` line of `/proc/self/status`.
+fn proc_status_kb(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)

@@ -11,7 +11,7 @@
 //!     --project bench --table ds.scan --mode typed      # or --mode arrow
 //! ```
 
-use bench_compare::{ScanRow, ServerArgs, peak_rss_kb};
+use bench_compare::{ScanRow, ServerArgs, peak_rss_kb, rss_kb};
 use bigq::Transport;
 use clap::{Parser, ValueEnum};
 use futures::TryStreamExt;
@@ -34,18 +34,6 @@ struct Args {
     table: String,
     #[arg(long, value_enum, default_value_t = Mode::Typed)]
     mode: Mode,
-}
-
-/// Resident memory now (`VmRSS`), KiB.
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 #[tokio::main]
