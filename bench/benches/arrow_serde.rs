@@ -37,6 +37,7 @@ fn bench(c: &mut Criterion) {
     }
     stream!("bigq/native", stream_bigq, BigqRow);
     stream!("bigquery/native", stream_bigquery, BigqueryRow);
+    stream!("bigq/native/in_place", stream_bigq_in_place, BigqRow);
     stream!("bigq/std", stream_bigq, StdRow);
     stream!("bigquery/std", stream_bigquery, StdRow);
     // Collecting all 1M rows into one vector adds the same page-fault and allocator cost

@@ -7,7 +7,7 @@
 //! target/release/examples/profile_arrow_serde compare 15
 //! ```
 //!
-//! `bigq`, `bigq-std`, `bigquery` and `bigquery-std` decode the table `rounds` times; `compare` alternates
+//! `bigq`, `bigq-in-place`, `bigq-std`, `bigquery` and `bigquery-std` decode the table `rounds` times; `compare` alternates
 //! bigq and the `bigquery` crate round by round (so a load that comes and goes hits both)
 //! and prints the median and fastest round of each, in wall time and (on Linux) in time
 //! on the CPU, which a busy machine's waits for a core do not inflate.
@@ -135,8 +135,10 @@ fn main() {
     }
     match which.as_str() {
         "compare" => {
-            let (mut a, mut b, mut c, mut d) = (vec![], vec![], vec![], vec![]);
+            let (mut a, mut b, mut c, mut d, mut e) = (vec![], vec![], vec![], vec![], vec![]);
             for _ in 0..rounds {
+                e.push(timed(|| stream_bigq_in_place(&batches, &mut bigq)));
+                bigq.clear();
                 a.push(timed(|| stream_bigq(&batches, &mut bigq)));
                 b.push(timed(|| stream_bigquery(&batches, &mut other)));
                 c.push(timed(|| stream_bigq(&batches, &mut bigq_std)));
@@ -146,12 +148,20 @@ fn main() {
             ratio(a, b);
             let (c, d) = (summary("bigq/std", c), summary("bigquery/std", d));
             ratio(c, d);
+            let e = summary("bigq/in_place", e);
+            ratio(e, b);
         }
         "bigq" => {
             let t: Vec<_> = (0..rounds)
                 .map(|_| timed(|| stream_bigq(&batches, &mut bigq)))
                 .collect();
             summary("bigq/native", t);
+        }
+        "bigq-in-place" => {
+            let t: Vec<_> = (0..rounds)
+                .map(|_| timed(|| stream_bigq_in_place(&batches, &mut bigq)))
+                .collect();
+            summary("bigq/in_place", t);
         }
         "bigq-std" => {
             let t: Vec<_> = (0..rounds)

@@ -345,6 +345,22 @@ pub fn stream_bigq<T: serde::de::DeserializeOwned>(
     n
 }
 
+/// As [`stream_bigq`], each batch decoded into the previous batch's rows in place
+/// (`RowDecoder::decode_in_place`: their strings and vectors keep their buffers).
+#[inline(never)]
+pub fn stream_bigq_in_place<T: serde::de::DeserializeOwned>(
+    batches: &[RecordBatch],
+    out: &mut Vec<T>,
+) -> usize {
+    let mut decoder = RowDecoder::<T>::new();
+    let mut n = 0;
+    for b in batches {
+        decoder.decode_in_place(b, out).unwrap();
+        n += black_box(&out).len();
+    }
+    n
+}
+
 #[inline(never)]
 pub fn stream_bigquery<T: serde::de::DeserializeOwned>(
     batches: &[RecordBatch],

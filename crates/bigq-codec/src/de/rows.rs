@@ -124,6 +124,38 @@ impl<'a, T: Deserialize<'a>> BatchRows<'a, T> {
         self.next = self.len;
         Ok(())
     }
+
+    /// Decodes the rows not yet read into `out` in place: its existing rows are overwritten
+    /// with serde's `deserialize_in_place` (a `String` or `Vec` field keeps its buffer, so a
+    /// caller that reuses `out` batch after batch does not allocate them again), rows are
+    /// appended where `out` is shorter and dropped where it is longer. Types whose
+    /// `Deserialize` has no in-place form (`Option<T>`, derived structs without serde_derive's
+    /// `deserialize_in_place` feature) are decoded whole and assigned. On error `out` is
+    /// cleared.
+    pub fn decode_in_place(&mut self, out: &mut Vec<T>) -> Result<(), CodecError> {
+        let n = self.len - self.next;
+        out.truncate(n);
+        for (k, i) in (self.next..self.len).enumerate() {
+            let r = match out.get_mut(k) {
+                // As in `decode_row`: again if the first row of a struct changed how it is read.
+                Some(place) => loop {
+                    let flips = node::flips();
+                    let r = T::deserialize_in_place(RowDe::new(&self.node, i), place);
+                    if node::flips() == flips {
+                        break r;
+                    }
+                },
+                None => decode_row(&self.node, i).map(|v| out.push(v)),
+            };
+            if let Err(e) = r {
+                self.next = i + 1;
+                out.clear();
+                return Err(e.at_row(self.row_offset + i as u64));
+            }
+        }
+        self.next = self.len;
+        Ok(())
+    }
 }
 
 impl<'a, T: Deserialize<'a>> Iterator for BatchRows<'a, T> {
@@ -236,6 +268,26 @@ impl<T> RowDecoder<T> {
         let mut rows = BatchRows::with_buffers(batch, self.next_row, buffers);
         self.next_row += batch.num_rows() as u64;
         let r = rows.decode_into(out);
+        self.buffers = rows.node.into_buffers();
+        r
+    }
+
+    /// Decodes the next batch into `out` in place, reusing the buffers of the rows already
+    /// there (see [`BatchRows::decode_in_place`]): afterwards `out` holds exactly this
+    /// batch's rows. On error `out` is cleared, and the batch still counts towards the row
+    /// numbers.
+    pub fn decode_in_place(
+        &mut self,
+        batch: &RecordBatch,
+        out: &mut Vec<T>,
+    ) -> Result<(), CodecError>
+    where
+        T: DeserializeOwned,
+    {
+        let buffers = std::mem::take(&mut self.buffers);
+        let mut rows = BatchRows::with_buffers(batch, self.next_row, buffers);
+        self.next_row += batch.num_rows() as u64;
+        let r = rows.decode_in_place(out);
         self.buffers = rows.node.into_buffers();
         r
     }

@@ -61,3 +61,77 @@ fn empty_batches_give_no_rows() {
     let b = ids(0, 0);
     assert!(from_record_batch::<Id>(&b).unwrap().is_empty());
 }
+
+#[derive(Deserialize, Debug, PartialEq)]
+struct Named {
+    id: i64,
+    name: String,
+    tags: Vec<String>,
+}
+
+fn named(from: i64, n: i64, suffix: &str) -> RecordBatch {
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    let mut tags = ListBuilder::new(StringBuilder::new());
+    for i in from..from + n {
+        tags.values().append_value(format!("t{i}"));
+        tags.append(true);
+    }
+    batch(vec![
+        (
+            "id",
+            Arc::new(Int64Array::from_iter_values(from..from + n)) as ArrayRef,
+        ),
+        (
+            "name",
+            Arc::new(StringArray::from_iter_values(
+                (from..from + n).map(|i| format!("name {i}{suffix}")),
+            )) as ArrayRef,
+        ),
+        ("tags", Arc::new(tags.finish()) as ArrayRef),
+    ])
+}
+
+#[test]
+fn decode_in_place_reuses_the_rows_buffers() {
+    let mut d = RowDecoder::<Named>::new();
+    let mut rows = Vec::new();
+    d.decode_in_place(&named(0, 3, " with a long suffix"), &mut rows)
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    let (name, tag) = (rows[1].name.as_ptr(), rows[1].tags[0].as_ptr());
+    // A shorter batch: the rows left are overwritten where they are, the rest dropped.
+    d.decode_in_place(&named(10, 2, ""), &mut rows).unwrap();
+    assert_eq!(
+        rows,
+        [
+            Named {
+                id: 10,
+                name: "name 10".into(),
+                tags: vec!["t10".into()]
+            },
+            Named {
+                id: 11,
+                name: "name 11".into(),
+                tags: vec!["t11".into()]
+            },
+        ]
+    );
+    assert_eq!(
+        (rows[1].name.as_ptr(), rows[1].tags[0].as_ptr()),
+        (name, tag)
+    );
+    // A longer one: rows appended.
+    d.decode_in_place(&named(20, 4, ""), &mut rows).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [20, 21, 22, 23]
+    );
+    assert_eq!(rows[3].name, "name 23");
+    assert_eq!(d.rows_decoded(), 9);
+    // An error clears the rows and names the row over the whole result.
+    let mut ids_only = RowDecoder::<Id>::starting_at(50);
+    let mut out = vec![Id { id: 1 }];
+    let e = ids_only.decode_in_place(&ids(0, 6), &mut out).unwrap_err();
+    assert_eq!(e.row(), Some(54));
+    assert!(out.is_empty());
+}
