@@ -73,7 +73,10 @@
 //! - Each typed read inlines only the column type it usually meets; every other type is
 //!   out of line. bigq's value types get the Arrow integer itself, no text in between.
 //! - Text (dates, decimals) is written into a buffer on the stack; `String` targets get
-//!   one allocation, from a borrowed `&str`.
+//!   one allocation, from a borrowed `&str`, or none with
+//!   [`RowDecoder::decode_in_place`], which decodes a batch into the previous batch's rows
+//!   and so reuses their `String` and `Vec` buffers (derived types need serde_derive's
+//!   `deserialize_in_place` feature).
 //!
 //! Decoding the 1M-row, 20-column scan table of the benchmarks (`bench/benches/
 //! arrow_serde.rs`) into a derived struct takes about 2.3 G instructions, a third of them
