@@ -250,6 +250,20 @@ impl Client {
     }
 }
 
+/// A tonic client on `channel` for a call with a codec of bigq's own (what a generated
+/// client's method does before it calls): responses as large as Storage Read's, and the
+/// channel ready.
+pub(crate) async fn ready_client(
+    channel: Channel,
+) -> std::result::Result<tonic::client::Grpc<Channel>, Status> {
+    let mut rpc =
+        tonic::client::Grpc::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
+    rpc.ready()
+        .await
+        .map_err(|e| Status::unavailable(format!("the channel is not ready: {e}")))?;
+    Ok(rpc)
+}
+
 /// A protobuf string field as an option: proto3 sends an absent string as empty.
 pub(crate) fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)

@@ -21,7 +21,7 @@ use super::{JobReference, Page, QueryBuilder, QueryStats};
 use crate::admin::TableId;
 use crate::admin::schema_from_proto;
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty};
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty, ready_client};
 use crate::client::rest::ErrorProto;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::ipc::IpcDecoder;
@@ -294,11 +294,7 @@ where
     Req: prost::Message + Send + 'static,
     Resp: prost::Message + Default + Send + 'static,
 {
-    let mut grpc =
-        tonic::client::Grpc::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+    let mut grpc = ready_client(channel).await?;
     let codec = RowsCodec {
         rows_tag,
         _types: std::marker::PhantomData,

@@ -16,7 +16,7 @@ use gcloud_sdk::prost::Message;
 use tonic::Status;
 
 use crate::client::Client;
-use crate::client::grpc::MAX_DECODING_MESSAGE_SIZE;
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, ready_client};
 use crate::error::Error;
 
 /// The responses of one AppendRows connection.
@@ -140,11 +140,7 @@ impl WriteTransport for GrpcWrite {
                 .into_parts();
             let request = tonic::Request::from_parts(metadata, extensions, requests);
             // What the generated client's `append_rows` does, with the codec above.
-            let mut rpc = tonic::client::Grpc::new(channel)
-                .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
-            rpc.ready()
-                .await
-                .map_err(|e| Status::unavailable(format!("the channel is not ready: {e}")))?;
+            let mut rpc = ready_client(channel).await?;
             let path = http::uri::PathAndQuery::from_static(APPEND_ROWS);
             let responses = rpc
                 .streaming(request, path, AppendRowsCodec)
