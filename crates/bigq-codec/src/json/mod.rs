@@ -37,7 +37,10 @@ use serde_json::{Map, Value};
 pub use columns::TimestampFormat;
 use columns::{Column, Nulls, decode_record};
 use scan::{Cursor, Stop};
-pub use struct_rows::{SplitRows, split_struct_rows, struct_rows_from_json};
+pub use struct_rows::{
+    GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG, SplitRows, split_struct_rows,
+    struct_rows_from_json,
+};
 
 use crate::CodecError;
 use crate::schema::{FieldType, TableFieldSchema, TableSchema};

@@ -37,6 +37,11 @@ use std::borrow::Cow;
 use crate::proto::wire::{self, end_len, put_varint};
 use crate::{CodecError, CodecErrorKind};
 
+/// The field number of `rows` in the v2 `QueryResponse`.
+pub const QUERY_RESPONSE_ROWS_TAG: u32 = 6;
+/// The field number of `rows` in the v2 `GetQueryResultsResponse`.
+pub const GET_QUERY_RESULTS_ROWS_TAG: u32 = 7;
+
 /// Nesting depth of `Struct`/`ListValue` beyond which a message is rejected (prost's
 /// recursion limit too).
 const MAX_DEPTH: u32 = 100;

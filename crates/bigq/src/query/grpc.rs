@@ -10,7 +10,9 @@
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
-use bigq_codec::json::{ResponseDecoder, split_struct_rows};
+use bigq_codec::json::{
+    GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG, ResponseDecoder, split_struct_rows,
+};
 use bigq_codec::schema::TableSchema;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use gcloud_sdk::prost;
@@ -104,7 +106,7 @@ impl QueryBuilder {
         let project = client.inner.project.clone();
         let resp = client
             .v2_unary("Query", &project, request, |ch, req| async move {
-                with_rows(ch, req, QUERY, QUERY_ROWS_TAG).await
+                with_rows(ch, req, QUERY, QUERY_RESPONSE_ROWS_TAG).await
             })
             .await
             .map_err(invalid_query)?;
@@ -205,9 +207,6 @@ impl<M: prost::Message + Default> WithRows<M> {
     }
 }
 
-/// The field number of `rows` in `QueryResponse` and in `GetQueryResultsResponse`.
-const QUERY_ROWS_TAG: u32 = 6;
-const RESULTS_ROWS_TAG: u32 = 7;
 const QUERY: &str = "/google.cloud.bigquery.v2.JobService/Query";
 const GET_QUERY_RESULTS: &str = "/google.cloud.bigquery.v2.JobService/GetQueryResults";
 
@@ -327,7 +326,9 @@ impl Client {
             "GetQueryResults",
             &job.project_id,
             request,
-            |ch, req| async move { with_rows(ch, req, GET_QUERY_RESULTS, RESULTS_ROWS_TAG).await },
+            |ch, req| async move {
+                with_rows(ch, req, GET_QUERY_RESULTS, GET_QUERY_RESULTS_ROWS_TAG).await
+            },
         )
         .await
     }
@@ -524,13 +525,16 @@ mod tests {
             rows: rows.to_vec(),
             ..Default::default()
         };
-        let split = WithRows::from_message(&resp, RESULTS_ROWS_TAG);
+        let split = WithRows::from_message(&resp, GET_QUERY_RESULTS_ROWS_TAG);
         assert!(split.message.rows.is_empty());
         json_rows(&split.body, schema, rows_before)
     }
 
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
-        super::query_response_page(WithRows::from_message(&resp, QUERY_ROWS_TAG), storage_read)
+        super::query_response_page(
+            WithRows::from_message(&resp, QUERY_RESPONSE_ROWS_TAG),
+            storage_read,
+        )
     }
 
     fn v(kind: Kind) -> prost_types::Value {
@@ -700,7 +704,10 @@ mod first_page {
     use super::*;
 
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
-        super::query_response_page(WithRows::from_message(&resp, QUERY_ROWS_TAG), storage_read)
+        super::query_response_page(
+            WithRows::from_message(&resp, QUERY_RESPONSE_ROWS_TAG),
+            storage_read,
+        )
     }
     use crate::read::ipc::tests::{batch, batch_message, schema_stream};
 

@@ -27,6 +27,7 @@ use crate::jobs::Job as CoreJob;
 use crate::rest::AppState;
 use crate::rest::encode::EncodeOptions;
 use crate::sql::engine::QueryOutput;
+use bigq_codec::json::{GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG};
 
 /// The JSON query configuration of a `QueryRequest` (what REST's `jobs.query` body holds):
 /// the query fields it shares with a query job's configuration, written as a job's are.
@@ -151,10 +152,6 @@ fn fill_rows(
     Ok(Vec::new())
 }
 
-/// The field numbers of `rows` in `QueryResponse` and `GetQueryResultsResponse`.
-const QUERY_ROWS_TAG: u32 = 6;
-const RESULTS_ROWS_TAG: u32 = 7;
-
 /// `Query`.
 pub async fn query(
     s: Arc<AppState>,
@@ -236,7 +233,7 @@ pub async fn query(
                     code: reason_code(job.creation_reason),
                 });
             }
-            rows = fill_rows(&mut r, &out, first, arrow, opts, QUERY_ROWS_TAG)?;
+            rows = fill_rows(&mut r, &out, first, arrow, opts, QUERY_RESPONSE_ROWS_TAG)?;
         }
         QueryOutcome::Pending { job, query_id } => {
             r.query_id = query_id;
@@ -285,7 +282,7 @@ pub async fn get_query_results(
     if let Some(out) = out {
         // The rows of a QueryResponse, moved over field by field.
         let mut q = QueryResponse::default();
-        rows = fill_rows(&mut q, &out, page, None, opts, RESULTS_ROWS_TAG)?;
+        rows = fill_rows(&mut q, &out, page, None, opts, GET_QUERY_RESULTS_ROWS_TAG)?;
         r.schema = q.schema;
         r.total_rows = q.total_rows;
         r.page_token = q.page_token;
