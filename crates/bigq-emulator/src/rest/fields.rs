@@ -11,63 +11,28 @@ pub(super) static QUERY_REQUEST: Message = Message {
         Field::new("kind", "kind", Str, false),
         Field::new("query", "query", Str, false),
         Field::new("maxResults", "max_results", Int, false),
-        Field::new(
-            "defaultDataset",
-            "default_dataset",
-            Msg(&DATASET_REFERENCE),
-            false,
-        ),
+        Field::new("defaultDataset", "default_dataset", Msg(&DATASET_REFERENCE), false),
         Field::new("timeoutMs", "timeout_ms", Int, false),
         Field::new("jobTimeoutMs", "job_timeout_ms", Int, false),
         Field::new("maxSlots", "max_slots", Int, false),
-        Field::new(
-            "destinationEncryptionConfiguration",
-            "destination_encryption_configuration",
-            Any,
-            false,
-        ),
+        Field::new("destinationEncryptionConfiguration", "destination_encryption_configuration", Any, false),
         Field::new("dryRun", "dry_run", Bool, false),
         Field::new("useQueryCache", "use_query_cache", Bool, false),
         Field::new("useLegacySql", "use_legacy_sql", Bool, false),
         Field::new("parameterMode", "parameter_mode", Str, false),
-        Field::new(
-            "queryParameters",
-            "query_parameters",
-            Msg(&QUERY_PARAMETER),
-            true,
-        ),
+        Field::new("queryParameters", "query_parameters", Msg(&QUERY_PARAMETER), true),
         Field::new("location", "location", Str, false),
-        Field::new(
-            "formatOptions",
-            "format_options",
-            Msg(&DATA_FORMAT_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "connectionProperties",
-            "connection_properties",
-            Msg(&CONNECTION_PROPERTY),
-            true,
-        ),
+        Field::new("formatOptions", "format_options", Msg(&DATA_FORMAT_OPTIONS), false),
+        Field::new("connectionProperties", "connection_properties", Msg(&CONNECTION_PROPERTY), true),
         Field::new("labels", "labels", Map, false),
         Field::new("maximumBytesBilled", "maximum_bytes_billed", Int, false),
         Field::new("requestId", "request_id", Str, false),
         Field::new("createSession", "create_session", Bool, false),
         Field::new("jobCreationMode", "job_creation_mode", Enum, false),
         Field::new("reservation", "reservation", Str, false),
-        Field::new(
-            "writeIncrementalResults",
-            "write_incremental_results",
-            Bool,
-            false,
-        ),
+        Field::new("writeIncrementalResults", "write_incremental_results", Bool, false),
         Field::new("queryResultsFormat", "query_results_format", Enum, false),
-        Field::new(
-            "arrowSerializationOptions",
-            "arrow_serialization_options",
-            Msg(&ARROW_SERIALIZATION_OPTIONS),
-            false,
-        ),
+        Field::new("arrowSerializationOptions", "arrow_serialization_options", Msg(&ARROW_SERIALIZATION_OPTIONS), false),
         Field::new("preserveNulls", "preserve_nulls", Bool, false),
     ],
 };
@@ -84,18 +49,8 @@ pub(super) static QUERY_PARAMETER: Message = Message {
     name: "QueryParameter",
     fields: &[
         Field::new("name", "name", Str, false),
-        Field::new(
-            "parameterType",
-            "parameter_type",
-            Msg(&QUERY_PARAMETER_TYPE),
-            false,
-        ),
-        Field::new(
-            "parameterValue",
-            "parameter_value",
-            Msg(&QUERY_PARAMETER_VALUE),
-            false,
-        ),
+        Field::new("parameterType", "parameter_type", Msg(&QUERY_PARAMETER_TYPE), false),
+        Field::new("parameterValue", "parameter_value", Msg(&QUERY_PARAMETER_VALUE), false),
     ],
 };
 
@@ -105,12 +60,7 @@ pub(super) static QUERY_PARAMETER_TYPE: Message = Message {
         Field::new("type", "type", Str, false),
         Field::new("timestampPrecision", "timestamp_precision", Int, false),
         Field::new("arrayType", "array_type", Any, false),
-        Field::new(
-            "structTypes",
-            "struct_types",
-            Msg(&QUERY_PARAMETER_STRUCT_TYPE),
-            true,
-        ),
+        Field::new("structTypes", "struct_types", Msg(&QUERY_PARAMETER_STRUCT_TYPE), true),
         Field::new("rangeElementType", "range_element_type", Any, false),
     ],
 };
@@ -128,12 +78,7 @@ pub(super) static QUERY_PARAMETER_VALUE: Message = Message {
     name: "QueryParameterValue",
     fields: &[
         Field::new("value", "value", Str, false),
-        Field::new(
-            "arrayValues",
-            "array_values",
-            Msg(&QUERY_PARAMETER_VALUE),
-            true,
-        ),
+        Field::new("arrayValues", "array_values", Msg(&QUERY_PARAMETER_VALUE), true),
         Field::new("structValues", "struct_values", Map, false),
         Field::new("rangeValue", "range_value", Msg(&RANGE_VALUE), false),
         Field::new("altStructValues", "alt_struct_values", Any, true),
@@ -152,12 +97,7 @@ pub(super) static DATA_FORMAT_OPTIONS: Message = Message {
     name: "DataFormatOptions",
     fields: &[
         Field::new("useInt64Timestamp", "use_int64_timestamp", Bool, false),
-        Field::new(
-            "timestampOutputFormat",
-            "timestamp_output_format",
-            Enum,
-            false,
-        ),
+        Field::new("timestampOutputFormat", "timestamp_output_format", Enum, false),
     ],
 };
 
@@ -173,12 +113,7 @@ pub(super) static ARROW_SERIALIZATION_OPTIONS: Message = Message {
     name: "ArrowSerializationOptions",
     fields: &[
         Field::new("bufferCompression", "buffer_compression", Enum, false),
-        Field::new(
-            "picosTimestampPrecision",
-            "picos_timestamp_precision",
-            Any,
-            false,
-        ),
+        Field::new("picosTimestampPrecision", "picos_timestamp_precision", Any, false),
     ],
 };
 
@@ -190,22 +125,12 @@ pub(super) static JOB: Message = Message {
         Field::new("id", "id", Str, false),
         Field::new("selfLink", "self_link", Str, false),
         Field::new("userEmail", "user_email", Str, false),
-        Field::new(
-            "configuration",
-            "configuration",
-            Msg(&JOB_CONFIGURATION),
-            false,
-        ),
+        Field::new("configuration", "configuration", Msg(&JOB_CONFIGURATION), false),
         Field::new("jobReference", "job_reference", Msg(&JOB_REFERENCE), false),
         Field::new("statistics", "statistics", Msg(&JOB_STATISTICS), false),
         Field::new("status", "status", Msg(&JOB_STATUS), false),
         Field::new("principalSubject", "principal_subject", Str, false),
-        Field::new(
-            "jobCreationReason",
-            "job_creation_reason",
-            Msg(&JOB_CREATION_REASON),
-            false,
-        ),
+        Field::new("jobCreationReason", "job_creation_reason", Msg(&JOB_CREATION_REASON), false),
     ],
 };
 
@@ -229,32 +154,12 @@ pub(super) static JOB_CONFIGURATION_QUERY: Message = Message {
     name: "JobConfigurationQuery",
     fields: &[
         Field::new("query", "query", Str, false),
-        Field::new(
-            "destinationTable",
-            "destination_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "externalTableDefinitions",
-            "external_table_definitions",
-            Map,
-            false,
-        ),
-        Field::new(
-            "userDefinedFunctionResources",
-            "user_defined_function_resources",
-            Any,
-            true,
-        ),
+        Field::new("destinationTable", "destination_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("externalTableDefinitions", "external_table_definitions", Map, false),
+        Field::new("userDefinedFunctionResources", "user_defined_function_resources", Any, true),
         Field::new("createDisposition", "create_disposition", Str, false),
         Field::new("writeDisposition", "write_disposition", Str, false),
-        Field::new(
-            "defaultDataset",
-            "default_dataset",
-            Msg(&DATASET_REFERENCE),
-            false,
-        ),
+        Field::new("defaultDataset", "default_dataset", Msg(&DATASET_REFERENCE), false),
         Field::new("priority", "priority", Str, false),
         Field::new("allowLargeResults", "allow_large_results", Bool, false),
         Field::new("useQueryCache", "use_query_cache", Bool, false),
@@ -262,58 +167,18 @@ pub(super) static JOB_CONFIGURATION_QUERY: Message = Message {
         Field::new("maximumBytesBilled", "maximum_bytes_billed", Int, false),
         Field::new("useLegacySql", "use_legacy_sql", Bool, false),
         Field::new("parameterMode", "parameter_mode", Str, false),
-        Field::new(
-            "queryParameters",
-            "query_parameters",
-            Msg(&QUERY_PARAMETER),
-            true,
-        ),
-        Field::new(
-            "systemVariables",
-            "system_variables",
-            Msg(&SYSTEM_VARIABLES),
-            false,
-        ),
+        Field::new("queryParameters", "query_parameters", Msg(&QUERY_PARAMETER), true),
+        Field::new("systemVariables", "system_variables", Msg(&SYSTEM_VARIABLES), false),
         Field::new("schemaUpdateOptions", "schema_update_options", Str, true),
-        Field::new(
-            "timePartitioning",
-            "time_partitioning",
-            Msg(&TIME_PARTITIONING),
-            false,
-        ),
-        Field::new(
-            "rangePartitioning",
-            "range_partitioning",
-            Msg(&RANGE_PARTITIONING),
-            false,
-        ),
+        Field::new("timePartitioning", "time_partitioning", Msg(&TIME_PARTITIONING), false),
+        Field::new("rangePartitioning", "range_partitioning", Msg(&RANGE_PARTITIONING), false),
         Field::new("clustering", "clustering", Msg(&CLUSTERING), false),
-        Field::new(
-            "destinationEncryptionConfiguration",
-            "destination_encryption_configuration",
-            Any,
-            false,
-        ),
-        Field::new(
-            "scriptOptions",
-            "script_options",
-            Msg(&SCRIPT_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "connectionProperties",
-            "connection_properties",
-            Msg(&CONNECTION_PROPERTY),
-            true,
-        ),
+        Field::new("destinationEncryptionConfiguration", "destination_encryption_configuration", Any, false),
+        Field::new("scriptOptions", "script_options", Msg(&SCRIPT_OPTIONS), false),
+        Field::new("connectionProperties", "connection_properties", Msg(&CONNECTION_PROPERTY), true),
         Field::new("createSession", "create_session", Bool, false),
         Field::new("continuous", "continuous", Bool, false),
-        Field::new(
-            "writeIncrementalResults",
-            "write_incremental_results",
-            Bool,
-            false,
-        ),
+        Field::new("writeIncrementalResults", "write_incremental_results", Bool, false),
     ],
 };
 
@@ -362,7 +227,9 @@ pub(super) static RANGE_PARTITIONING__RANGE: Message = Message {
 
 pub(super) static CLUSTERING: Message = Message {
     name: "Clustering",
-    fields: &[Field::new("fields", "fields", Str, true)],
+    fields: &[
+        Field::new("fields", "fields", Str, true),
+    ],
 };
 
 pub(super) static SCRIPT_OPTIONS: Message = Message {
@@ -380,18 +247,8 @@ pub(super) static JOB_CONFIGURATION_LOAD: Message = Message {
         Field::new("sourceUris", "source_uris", Str, true),
         Field::new("fileSetSpecType", "file_set_spec_type", Enum, false),
         Field::new("schema", "schema", Msg(&TABLE_SCHEMA), false),
-        Field::new(
-            "destinationTable",
-            "destination_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "destinationTableProperties",
-            "destination_table_properties",
-            Msg(&DESTINATION_TABLE_PROPERTIES),
-            false,
-        ),
+        Field::new("destinationTable", "destination_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("destinationTableProperties", "destination_table_properties", Msg(&DESTINATION_TABLE_PROPERTIES), false),
         Field::new("createDisposition", "create_disposition", Str, false),
         Field::new("writeDisposition", "write_disposition", Str, false),
         Field::new("nullMarker", "null_marker", Str, false),
@@ -407,65 +264,20 @@ pub(super) static JOB_CONFIGURATION_LOAD: Message = Message {
         Field::new("projectionFields", "projection_fields", Str, true),
         Field::new("autodetect", "autodetect", Bool, false),
         Field::new("schemaUpdateOptions", "schema_update_options", Str, true),
-        Field::new(
-            "timePartitioning",
-            "time_partitioning",
-            Msg(&TIME_PARTITIONING),
-            false,
-        ),
-        Field::new(
-            "rangePartitioning",
-            "range_partitioning",
-            Msg(&RANGE_PARTITIONING),
-            false,
-        ),
+        Field::new("timePartitioning", "time_partitioning", Msg(&TIME_PARTITIONING), false),
+        Field::new("rangePartitioning", "range_partitioning", Msg(&RANGE_PARTITIONING), false),
         Field::new("clustering", "clustering", Msg(&CLUSTERING), false),
-        Field::new(
-            "destinationEncryptionConfiguration",
-            "destination_encryption_configuration",
-            Any,
-            false,
-        ),
+        Field::new("destinationEncryptionConfiguration", "destination_encryption_configuration", Any, false),
         Field::new("useAvroLogicalTypes", "use_avro_logical_types", Bool, false),
-        Field::new(
-            "referenceFileSchemaUri",
-            "reference_file_schema_uri",
-            Str,
-            false,
-        ),
-        Field::new(
-            "hivePartitioningOptions",
-            "hive_partitioning_options",
-            Msg(&HIVE_PARTITIONING_OPTIONS),
-            false,
-        ),
+        Field::new("referenceFileSchemaUri", "reference_file_schema_uri", Str, false),
+        Field::new("hivePartitioningOptions", "hive_partitioning_options", Msg(&HIVE_PARTITIONING_OPTIONS), false),
         Field::new("decimalTargetTypes", "decimal_target_types", Enum, true),
         Field::new("jsonExtension", "json_extension", Enum, false),
-        Field::new(
-            "parquetOptions",
-            "parquet_options",
-            Msg(&PARQUET_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "preserveAsciiControlCharacters",
-            "preserve_ascii_control_characters",
-            Bool,
-            false,
-        ),
-        Field::new(
-            "connectionProperties",
-            "connection_properties",
-            Msg(&CONNECTION_PROPERTY),
-            true,
-        ),
+        Field::new("parquetOptions", "parquet_options", Msg(&PARQUET_OPTIONS), false),
+        Field::new("preserveAsciiControlCharacters", "preserve_ascii_control_characters", Bool, false),
+        Field::new("connectionProperties", "connection_properties", Msg(&CONNECTION_PROPERTY), true),
         Field::new("createSession", "create_session", Bool, false),
-        Field::new(
-            "columnNameCharacterMap",
-            "column_name_character_map",
-            Enum,
-            false,
-        ),
+        Field::new("columnNameCharacterMap", "column_name_character_map", Enum, false),
         Field::new("copyFilesOnly", "copy_files_only", Bool, false),
         Field::new("timeZone", "time_zone", Str, false),
         Field::new("nullMarkers", "null_markers", Str, true),
@@ -474,12 +286,7 @@ pub(super) static JOB_CONFIGURATION_LOAD: Message = Message {
         Field::new("timeFormat", "time_format", Str, false),
         Field::new("timestampFormat", "timestamp_format", Str, false),
         Field::new("sourceColumnMatch", "source_column_match", Enum, false),
-        Field::new(
-            "timestampTargetPrecision",
-            "timestamp_target_precision",
-            Int,
-            true,
-        ),
+        Field::new("timestampTargetPrecision", "timestamp_target_precision", Int, true),
     ],
 };
 
@@ -487,12 +294,7 @@ pub(super) static TABLE_SCHEMA: Message = Message {
     name: "TableSchema",
     fields: &[
         Field::new("fields", "fields", Msg(&TABLE_FIELD_SCHEMA), true),
-        Field::new(
-            "foreignTypeInfo",
-            "foreign_type_info",
-            Msg(&FOREIGN_TYPE_INFO),
-            false,
-        ),
+        Field::new("foreignTypeInfo", "foreign_type_info", Msg(&FOREIGN_TYPE_INFO), false),
     ],
 };
 
@@ -504,98 +306,56 @@ pub(super) static TABLE_FIELD_SCHEMA: Message = Message {
         Field::new("mode", "mode", Str, false),
         Field::new("fields", "fields", Msg(&TABLE_FIELD_SCHEMA), true),
         Field::new("description", "description", Str, false),
-        Field::new(
-            "policyTags",
-            "policy_tags",
-            Msg(&TABLE_FIELD_SCHEMA__POLICY_TAG_LIST),
-            false,
-        ),
-        Field::new(
-            "dataGovernanceTagsInfo",
-            "data_governance_tags_info",
-            Any,
-            false,
-        ),
-        Field::new(
-            "dataPolicies",
-            "data_policies",
-            Msg(&DATA_POLICY_OPTION),
-            true,
-        ),
-        Field::new(
-            "dataPolicyList",
-            "data_policy_list",
-            Msg(&DATA_POLICY_LIST),
-            false,
-        ),
+        Field::new("policyTags", "policy_tags", Msg(&TABLE_FIELD_SCHEMA__POLICY_TAG_LIST), false),
+        Field::new("dataGovernanceTagsInfo", "data_governance_tags_info", Any, false),
+        Field::new("dataPolicies", "data_policies", Msg(&DATA_POLICY_OPTION), true),
+        Field::new("dataPolicyList", "data_policy_list", Msg(&DATA_POLICY_LIST), false),
         Field::new("maxLength", "max_length", Int, false),
         Field::new("precision", "precision", Int, false),
         Field::new("scale", "scale", Int, false),
         Field::new("timestampPrecision", "timestamp_precision", Int, false),
         Field::new("roundingMode", "rounding_mode", Enum, false),
         Field::new("collation", "collation", Str, false),
-        Field::new(
-            "defaultValueExpression",
-            "default_value_expression",
-            Str,
-            false,
-        ),
-        Field::new(
-            "rangeElementType",
-            "range_element_type",
-            Msg(&TABLE_FIELD_SCHEMA__FIELD_ELEMENT_TYPE),
-            false,
-        ),
-        Field::new(
-            "foreignTypeDefinition",
-            "foreign_type_definition",
-            Str,
-            false,
-        ),
-        Field::new(
-            "generatedColumn",
-            "generated_column",
-            Msg(&TABLE_FIELD_SCHEMA__GENERATED_COLUMN),
-            false,
-        ),
+        Field::new("defaultValueExpression", "default_value_expression", Str, false),
+        Field::new("rangeElementType", "range_element_type", Msg(&TABLE_FIELD_SCHEMA__FIELD_ELEMENT_TYPE), false),
+        Field::new("foreignTypeDefinition", "foreign_type_definition", Str, false),
+        Field::new("generatedColumn", "generated_column", Msg(&TABLE_FIELD_SCHEMA__GENERATED_COLUMN), false),
     ],
 };
 
 pub(super) static TABLE_FIELD_SCHEMA__POLICY_TAG_LIST: Message = Message {
     name: "PolicyTagList",
-    fields: &[Field::new("names", "names", Str, true)],
+    fields: &[
+        Field::new("names", "names", Str, true),
+    ],
 };
 
 pub(super) static DATA_POLICY_OPTION: Message = Message {
     name: "DataPolicyOption",
-    fields: &[Field::new("name", "name", Str, false)],
+    fields: &[
+        Field::new("name", "name", Str, false),
+    ],
 };
 
 pub(super) static DATA_POLICY_LIST: Message = Message {
     name: "DataPolicyList",
-    fields: &[Field::new(
-        "dataPolicies",
-        "data_policies",
-        Msg(&DATA_POLICY_OPTION),
-        true,
-    )],
+    fields: &[
+        Field::new("dataPolicies", "data_policies", Msg(&DATA_POLICY_OPTION), true),
+    ],
 };
 
 pub(super) static TABLE_FIELD_SCHEMA__FIELD_ELEMENT_TYPE: Message = Message {
     name: "FieldElementType",
-    fields: &[Field::new("type", "type", Str, false)],
+    fields: &[
+        Field::new("type", "type", Str, false),
+    ],
 };
 
 pub(super) static TABLE_FIELD_SCHEMA__GENERATED_COLUMN: Message = Message {
     name: "GeneratedColumn",
     fields: &[
         Field::new("generatedMode", "generated_mode", Enum, false),
-        Field::new(
-            "generatedExpressionInfo",
-            "generated_expression_info",
-            Msg(&TABLE_FIELD_SCHEMA__GENERATED_EXPRESSION_INFO),
-            false,
-        ),
+        Field::new("generatedExpressionInfo", "generated_expression_info", Msg(&TABLE_FIELD_SCHEMA__GENERATED_EXPRESSION_INFO), false),
     ],
 };
 
@@ -610,7 +370,9 @@ pub(super) static TABLE_FIELD_SCHEMA__GENERATED_EXPRESSION_INFO: Message = Messa
 
 pub(super) static FOREIGN_TYPE_INFO: Message = Message {
     name: "ForeignTypeInfo",
-    fields: &[Field::new("typeSystem", "type_system", Enum, false)],
+    fields: &[
+        Field::new("typeSystem", "type_system", Enum, false),
+    ],
 };
 
 pub(super) static DESTINATION_TABLE_PROPERTIES: Message = Message {
@@ -627,12 +389,7 @@ pub(super) static HIVE_PARTITIONING_OPTIONS: Message = Message {
     fields: &[
         Field::new("mode", "mode", Str, false),
         Field::new("sourceUriPrefix", "source_uri_prefix", Str, false),
-        Field::new(
-            "requirePartitionFilter",
-            "require_partition_filter",
-            Bool,
-            false,
-        ),
+        Field::new("requirePartitionFilter", "require_partition_filter", Bool, false),
         Field::new("fields", "fields", Str, true),
     ],
 };
@@ -651,27 +408,12 @@ pub(super) static JOB_CONFIGURATION_TABLE_COPY: Message = Message {
     fields: &[
         Field::new("sourceTable", "source_table", Msg(&TABLE_REFERENCE), false),
         Field::new("sourceTables", "source_tables", Msg(&TABLE_REFERENCE), true),
-        Field::new(
-            "destinationTable",
-            "destination_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("destinationTable", "destination_table", Msg(&TABLE_REFERENCE), false),
         Field::new("createDisposition", "create_disposition", Str, false),
         Field::new("writeDisposition", "write_disposition", Str, false),
-        Field::new(
-            "destinationEncryptionConfiguration",
-            "destination_encryption_configuration",
-            Any,
-            false,
-        ),
+        Field::new("destinationEncryptionConfiguration", "destination_encryption_configuration", Any, false),
         Field::new("operationType", "operation_type", Enum, false),
-        Field::new(
-            "destinationExpirationTime",
-            "destination_expiration_time",
-            Any,
-            false,
-        ),
+        Field::new("destinationExpirationTime", "destination_expiration_time", Any, false),
     ],
 };
 
@@ -725,51 +467,16 @@ pub(super) static JOB_STATISTICS: Message = Message {
         Field::new("reservationId", "reservation_id", Str, false),
         Field::new("numChildJobs", "num_child_jobs", Int, false),
         Field::new("parentJobId", "parent_job_id", Str, false),
-        Field::new(
-            "scriptStatistics",
-            "script_statistics",
-            Msg(&SCRIPT_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "rowLevelSecurityStatistics",
-            "row_level_security_statistics",
-            Any,
-            false,
-        ),
-        Field::new(
-            "dataMaskingStatistics",
-            "data_masking_statistics",
-            Msg(&DATA_MASKING_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "transactionInfo",
-            "transaction_info",
-            Msg(&JOB_STATISTICS__TRANSACTION_INFO),
-            false,
-        ),
+        Field::new("scriptStatistics", "script_statistics", Msg(&SCRIPT_STATISTICS), false),
+        Field::new("rowLevelSecurityStatistics", "row_level_security_statistics", Any, false),
+        Field::new("dataMaskingStatistics", "data_masking_statistics", Msg(&DATA_MASKING_STATISTICS), false),
+        Field::new("transactionInfo", "transaction_info", Msg(&JOB_STATISTICS__TRANSACTION_INFO), false),
         Field::new("sessionInfo", "session_info", Msg(&SESSION_INFO), false),
-        Field::new(
-            "finalExecutionDurationMs",
-            "final_execution_duration_ms",
-            Int,
-            false,
-        ),
+        Field::new("finalExecutionDurationMs", "final_execution_duration_ms", Int, false),
         Field::new("edition", "edition", Enum, false),
         Field::new("reservationGroupPath", "reservation_group_path", Str, true),
-        Field::new(
-            "globalQueryRemoteRegions",
-            "global_query_remote_regions",
-            Str,
-            true,
-        ),
-        Field::new(
-            "parentGlobalQueryJob",
-            "parent_global_query_job",
-            Msg(&JOB_REFERENCE),
-            false,
-        ),
+        Field::new("globalQueryRemoteRegions", "global_query_remote_regions", Str, true),
+        Field::new("parentGlobalQueryJob", "parent_global_query_job", Msg(&JOB_REFERENCE), false),
     ],
 };
 
@@ -777,200 +484,50 @@ pub(super) static JOB_STATISTICS2: Message = Message {
     name: "JobStatistics2",
     fields: &[
         Field::new("queryPlan", "query_plan", Msg(&EXPLAIN_QUERY_STAGE), true),
-        Field::new(
-            "estimatedBytesProcessed",
-            "estimated_bytes_processed",
-            Int,
-            false,
-        ),
+        Field::new("estimatedBytesProcessed", "estimated_bytes_processed", Int, false),
         Field::new("timeline", "timeline", Msg(&QUERY_TIMELINE_SAMPLE), true),
-        Field::new(
-            "totalPartitionsProcessed",
-            "total_partitions_processed",
-            Int,
-            false,
-        ),
+        Field::new("totalPartitionsProcessed", "total_partitions_processed", Int, false),
         Field::new("totalBytesProcessed", "total_bytes_processed", Int, false),
-        Field::new(
-            "totalBytesProcessedAccuracy",
-            "total_bytes_processed_accuracy",
-            Str,
-            false,
-        ),
+        Field::new("totalBytesProcessedAccuracy", "total_bytes_processed_accuracy", Str, false),
         Field::new("totalBytesBilled", "total_bytes_billed", Int, false),
         Field::new("billingTier", "billing_tier", Int, false),
         Field::new("totalSlotMs", "total_slot_ms", Int, false),
-        Field::new(
-            "totalServicesSkuSlotMs",
-            "total_services_sku_slot_ms",
-            Int,
-            false,
-        ),
+        Field::new("totalServicesSkuSlotMs", "total_services_sku_slot_ms", Int, false),
         Field::new("cacheHit", "cache_hit", Bool, false),
-        Field::new(
-            "referencedTables",
-            "referenced_tables",
-            Msg(&TABLE_REFERENCE),
-            true,
-        ),
-        Field::new(
-            "referencedRoutines",
-            "referenced_routines",
-            Msg(&ROUTINE_REFERENCE),
-            true,
-        ),
-        Field::new(
-            "referencedPropertyGraphs",
-            "referenced_property_graphs",
-            Msg(&PROPERTY_GRAPH_REFERENCE),
-            true,
-        ),
+        Field::new("referencedTables", "referenced_tables", Msg(&TABLE_REFERENCE), true),
+        Field::new("referencedRoutines", "referenced_routines", Msg(&ROUTINE_REFERENCE), true),
+        Field::new("referencedPropertyGraphs", "referenced_property_graphs", Msg(&PROPERTY_GRAPH_REFERENCE), true),
         Field::new("schema", "schema", Msg(&TABLE_SCHEMA), false),
         Field::new("numDmlAffectedRows", "num_dml_affected_rows", Int, false),
         Field::new("dmlStats", "dml_stats", Msg(&DML_STATS), false),
-        Field::new(
-            "undeclaredQueryParameters",
-            "undeclared_query_parameters",
-            Msg(&QUERY_PARAMETER),
-            true,
-        ),
+        Field::new("undeclaredQueryParameters", "undeclared_query_parameters", Msg(&QUERY_PARAMETER), true),
         Field::new("statementType", "statement_type", Str, false),
-        Field::new(
-            "ddlOperationPerformed",
-            "ddl_operation_performed",
-            Str,
-            false,
-        ),
-        Field::new(
-            "ddlTargetTable",
-            "ddl_target_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "ddlDestinationTable",
-            "ddl_destination_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "ddlTargetRowAccessPolicy",
-            "ddl_target_row_access_policy",
-            Msg(&ROW_ACCESS_POLICY_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "ddlAffectedRowAccessPolicyCount",
-            "ddl_affected_row_access_policy_count",
-            Int,
-            false,
-        ),
-        Field::new(
-            "ddlTargetRoutine",
-            "ddl_target_routine",
-            Msg(&ROUTINE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "ddlTargetDataset",
-            "ddl_target_dataset",
-            Msg(&DATASET_REFERENCE),
-            false,
-        ),
+        Field::new("ddlOperationPerformed", "ddl_operation_performed", Str, false),
+        Field::new("ddlTargetTable", "ddl_target_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("ddlDestinationTable", "ddl_destination_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("ddlTargetRowAccessPolicy", "ddl_target_row_access_policy", Msg(&ROW_ACCESS_POLICY_REFERENCE), false),
+        Field::new("ddlAffectedRowAccessPolicyCount", "ddl_affected_row_access_policy_count", Int, false),
+        Field::new("ddlTargetRoutine", "ddl_target_routine", Msg(&ROUTINE_REFERENCE), false),
+        Field::new("ddlTargetDataset", "ddl_target_dataset", Msg(&DATASET_REFERENCE), false),
         Field::new("mlStatistics", "ml_statistics", Msg(&ML_STATISTICS), false),
-        Field::new(
-            "exportDataStatistics",
-            "export_data_statistics",
-            Msg(&EXPORT_DATA_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "externalServiceCosts",
-            "external_service_costs",
-            Msg(&EXTERNAL_SERVICE_COST),
-            true,
-        ),
-        Field::new(
-            "biEngineStatistics",
-            "bi_engine_statistics",
-            Msg(&BI_ENGINE_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "loadQueryStatistics",
-            "load_query_statistics",
-            Msg(&LOAD_QUERY_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "dclTargetTable",
-            "dcl_target_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "dclTargetView",
-            "dcl_target_view",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "dclTargetDataset",
-            "dcl_target_dataset",
-            Msg(&DATASET_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "searchStatistics",
-            "search_statistics",
-            Msg(&SEARCH_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "vectorSearchStatistics",
-            "vector_search_statistics",
-            Msg(&VECTOR_SEARCH_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "performanceInsights",
-            "performance_insights",
-            Msg(&PERFORMANCE_INSIGHTS),
-            false,
-        ),
+        Field::new("exportDataStatistics", "export_data_statistics", Msg(&EXPORT_DATA_STATISTICS), false),
+        Field::new("externalServiceCosts", "external_service_costs", Msg(&EXTERNAL_SERVICE_COST), true),
+        Field::new("biEngineStatistics", "bi_engine_statistics", Msg(&BI_ENGINE_STATISTICS), false),
+        Field::new("loadQueryStatistics", "load_query_statistics", Msg(&LOAD_QUERY_STATISTICS), false),
+        Field::new("dclTargetTable", "dcl_target_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("dclTargetView", "dcl_target_view", Msg(&TABLE_REFERENCE), false),
+        Field::new("dclTargetDataset", "dcl_target_dataset", Msg(&DATASET_REFERENCE), false),
+        Field::new("searchStatistics", "search_statistics", Msg(&SEARCH_STATISTICS), false),
+        Field::new("vectorSearchStatistics", "vector_search_statistics", Msg(&VECTOR_SEARCH_STATISTICS), false),
+        Field::new("performanceInsights", "performance_insights", Msg(&PERFORMANCE_INSIGHTS), false),
         Field::new("queryInfo", "query_info", Msg(&QUERY_INFO), false),
-        Field::new(
-            "sparkStatistics",
-            "spark_statistics",
-            Msg(&SPARK_STATISTICS),
-            false,
-        ),
+        Field::new("sparkStatistics", "spark_statistics", Msg(&SPARK_STATISTICS), false),
         Field::new("transferredBytes", "transferred_bytes", Int, false),
-        Field::new(
-            "materializedViewStatistics",
-            "materialized_view_statistics",
-            Msg(&MATERIALIZED_VIEW_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "metadataCacheStatistics",
-            "metadata_cache_statistics",
-            Msg(&METADATA_CACHE_STATISTICS),
-            false,
-        ),
-        Field::new(
-            "incrementalResultStats",
-            "incremental_result_stats",
-            Msg(&INCREMENTAL_RESULT_STATS),
-            false,
-        ),
+        Field::new("materializedViewStatistics", "materialized_view_statistics", Msg(&MATERIALIZED_VIEW_STATISTICS), false),
+        Field::new("metadataCacheStatistics", "metadata_cache_statistics", Msg(&METADATA_CACHE_STATISTICS), false),
+        Field::new("incrementalResultStats", "incremental_result_stats", Msg(&INCREMENTAL_RESULT_STATS), false),
         Field::new("genAiStats", "gen_ai_stats", Msg(&GEN_AI_STATS), false),
-        Field::new(
-            "objectStorageStats",
-            "object_storage_stats",
-            Msg(&OBJECT_STORAGE_STATS),
-            true,
-        ),
+        Field::new("objectStorageStats", "object_storage_stats", Msg(&OBJECT_STORAGE_STATS), true),
     ],
 };
 
@@ -999,21 +556,11 @@ pub(super) static EXPLAIN_QUERY_STAGE: Message = Message {
         Field::new("writeRatioMax", "write_ratio_max", Double, false),
         Field::new("writeMsMax", "write_ms_max", Int, false),
         Field::new("shuffleOutputBytes", "shuffle_output_bytes", Int, false),
-        Field::new(
-            "shuffleOutputBytesSpilled",
-            "shuffle_output_bytes_spilled",
-            Int,
-            false,
-        ),
+        Field::new("shuffleOutputBytesSpilled", "shuffle_output_bytes_spilled", Int, false),
         Field::new("recordsRead", "records_read", Int, false),
         Field::new("recordsWritten", "records_written", Int, false),
         Field::new("parallelInputs", "parallel_inputs", Int, false),
-        Field::new(
-            "completedParallelInputs",
-            "completed_parallel_inputs",
-            Int,
-            false,
-        ),
+        Field::new("completedParallelInputs", "completed_parallel_inputs", Int, false),
         Field::new("status", "status", Str, false),
         Field::new("steps", "steps", Msg(&EXPLAIN_QUERY_STEP), true),
         Field::new("slotMs", "slot_ms", Int, false),
@@ -1037,18 +584,8 @@ pub(super) static QUERY_TIMELINE_SAMPLE: Message = Message {
         Field::new("pendingUnits", "pending_units", Int, false),
         Field::new("completedUnits", "completed_units", Int, false),
         Field::new("activeUnits", "active_units", Int, false),
-        Field::new(
-            "shuffleRamUsageRatio",
-            "shuffle_ram_usage_ratio",
-            Double,
-            false,
-        ),
-        Field::new(
-            "estimatedRunnableUnits",
-            "estimated_runnable_units",
-            Int,
-            false,
-        ),
+        Field::new("shuffleRamUsageRatio", "shuffle_ram_usage_ratio", Double, false),
+        Field::new("estimatedRunnableUnits", "estimated_runnable_units", Int, false),
     ],
 };
 
@@ -1077,12 +614,7 @@ pub(super) static DML_STATS: Message = Message {
         Field::new("deletedRowCount", "deleted_row_count", Int, false),
         Field::new("updatedRowCount", "updated_row_count", Int, false),
         Field::new("dmlMode", "dml_mode", Enum, false),
-        Field::new(
-            "fineGrainedDmlUnusedReason",
-            "fine_grained_dml_unused_reason",
-            Enum,
-            false,
-        ),
+        Field::new("fineGrainedDmlUnusedReason", "fine_grained_dml_unused_reason", Enum, false),
     ],
 };
 
@@ -1103,12 +635,7 @@ pub(super) static ML_STATISTICS: Message = Message {
         Field::new("iterationResults", "iteration_results", Any, true),
         Field::new("modelType", "model_type", Enum, false),
         Field::new("trainingType", "training_type", Enum, false),
-        Field::new(
-            "hparamTrials",
-            "hparam_trials",
-            Msg(&MODEL__HPARAM_TUNING_TRIAL),
-            true,
-        ),
+        Field::new("hparamTrials", "hparam_trials", Msg(&MODEL__HPARAM_TUNING_TRIAL), true),
     ],
 };
 
@@ -1118,28 +645,13 @@ pub(super) static MODEL__HPARAM_TUNING_TRIAL: Message = Message {
         Field::new("trialId", "trial_id", Int, false),
         Field::new("startTimeMs", "start_time_ms", Int, false),
         Field::new("endTimeMs", "end_time_ms", Int, false),
-        Field::new(
-            "hparams",
-            "hparams",
-            Msg(&MODEL__TRAINING_RUN__TRAINING_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "evaluationMetrics",
-            "evaluation_metrics",
-            Msg(&MODEL__EVALUATION_METRICS),
-            false,
-        ),
+        Field::new("hparams", "hparams", Msg(&MODEL__TRAINING_RUN__TRAINING_OPTIONS), false),
+        Field::new("evaluationMetrics", "evaluation_metrics", Msg(&MODEL__EVALUATION_METRICS), false),
         Field::new("status", "status", Enum, false),
         Field::new("errorMessage", "error_message", Str, false),
         Field::new("trainingLoss", "training_loss", Double, false),
         Field::new("evalLoss", "eval_loss", Double, false),
-        Field::new(
-            "hparamTuningEvaluationMetrics",
-            "hparam_tuning_evaluation_metrics",
-            Msg(&MODEL__EVALUATION_METRICS),
-            false,
-        ),
+        Field::new("hparamTuningEvaluationMetrics", "hparam_tuning_evaluation_metrics", Msg(&MODEL__EVALUATION_METRICS), false),
     ],
 };
 
@@ -1151,22 +663,12 @@ pub(super) static MODEL__TRAINING_RUN__TRAINING_OPTIONS: Message = Message {
         Field::new("learnRate", "learn_rate", Double, false),
         Field::new("l1Regularization", "l1_regularization", Double, false),
         Field::new("l2Regularization", "l2_regularization", Double, false),
-        Field::new(
-            "minRelativeProgress",
-            "min_relative_progress",
-            Double,
-            false,
-        ),
+        Field::new("minRelativeProgress", "min_relative_progress", Double, false),
         Field::new("warmStart", "warm_start", Bool, false),
         Field::new("earlyStop", "early_stop", Bool, false),
         Field::new("inputLabelColumns", "input_label_columns", Str, true),
         Field::new("dataSplitMethod", "data_split_method", Enum, false),
-        Field::new(
-            "dataSplitEvalFraction",
-            "data_split_eval_fraction",
-            Double,
-            false,
-        ),
+        Field::new("dataSplitEvalFraction", "data_split_eval_fraction", Double, false),
         Field::new("dataSplitColumn", "data_split_column", Str, false),
         Field::new("learnRateStrategy", "learn_rate_strategy", Enum, false),
         Field::new("initialLearnRate", "initial_learn_rate", Double, false),
@@ -1194,37 +696,12 @@ pub(super) static MODEL__TRAINING_RUN__TRAINING_OPTIONS: Message = Message {
         Field::new("numFactors", "num_factors", Int, false),
         Field::new("feedbackType", "feedback_type", Enum, false),
         Field::new("walsAlpha", "wals_alpha", Double, false),
-        Field::new(
-            "kmeansInitializationMethod",
-            "kmeans_initialization_method",
-            Any,
-            false,
-        ),
-        Field::new(
-            "kmeansInitializationColumn",
-            "kmeans_initialization_column",
-            Str,
-            false,
-        ),
-        Field::new(
-            "timeSeriesTimestampColumn",
-            "time_series_timestamp_column",
-            Str,
-            false,
-        ),
-        Field::new(
-            "timeSeriesDataColumn",
-            "time_series_data_column",
-            Str,
-            false,
-        ),
+        Field::new("kmeansInitializationMethod", "kmeans_initialization_method", Any, false),
+        Field::new("kmeansInitializationColumn", "kmeans_initialization_column", Str, false),
+        Field::new("timeSeriesTimestampColumn", "time_series_timestamp_column", Str, false),
+        Field::new("timeSeriesDataColumn", "time_series_data_column", Str, false),
         Field::new("autoArima", "auto_arima", Bool, false),
-        Field::new(
-            "nonSeasonalOrder",
-            "non_seasonal_order",
-            Msg(&MODEL__ARIMA_ORDER),
-            false,
-        ),
+        Field::new("nonSeasonalOrder", "non_seasonal_order", Msg(&MODEL__ARIMA_ORDER), false),
         Field::new("dataFrequency", "data_frequency", Enum, false),
         Field::new("calculatePValues", "calculate_p_values", Bool, false),
         Field::new("includeDrift", "include_drift", Bool, false),
@@ -1232,88 +709,33 @@ pub(super) static MODEL__TRAINING_RUN__TRAINING_OPTIONS: Message = Message {
         Field::new("holidayRegions", "holiday_regions", Enum, true),
         Field::new("timeSeriesIdColumn", "time_series_id_column", Str, false),
         Field::new("timeSeriesIdColumns", "time_series_id_columns", Str, true),
-        Field::new(
-            "forecastLimitLowerBound",
-            "forecast_limit_lower_bound",
-            Double,
-            false,
-        ),
-        Field::new(
-            "forecastLimitUpperBound",
-            "forecast_limit_upper_bound",
-            Double,
-            false,
-        ),
+        Field::new("forecastLimitLowerBound", "forecast_limit_lower_bound", Double, false),
+        Field::new("forecastLimitUpperBound", "forecast_limit_upper_bound", Double, false),
         Field::new("horizon", "horizon", Int, false),
         Field::new("autoArimaMaxOrder", "auto_arima_max_order", Int, false),
         Field::new("autoArimaMinOrder", "auto_arima_min_order", Int, false),
         Field::new("numTrials", "num_trials", Int, false),
         Field::new("maxParallelTrials", "max_parallel_trials", Int, false),
-        Field::new(
-            "hparamTuningObjectives",
-            "hparam_tuning_objectives",
-            Any,
-            true,
-        ),
+        Field::new("hparamTuningObjectives", "hparam_tuning_objectives", Any, true),
         Field::new("decomposeTimeSeries", "decompose_time_series", Bool, false),
         Field::new("cleanSpikesAndDips", "clean_spikes_and_dips", Bool, false),
         Field::new("adjustStepChanges", "adjust_step_changes", Bool, false),
         Field::new("enableGlobalExplain", "enable_global_explain", Bool, false),
-        Field::new(
-            "sampledShapleyNumPaths",
-            "sampled_shapley_num_paths",
-            Int,
-            false,
-        ),
-        Field::new(
-            "integratedGradientsNumSteps",
-            "integrated_gradients_num_steps",
-            Int,
-            false,
-        ),
-        Field::new(
-            "categoryEncodingMethod",
-            "category_encoding_method",
-            Any,
-            false,
-        ),
+        Field::new("sampledShapleyNumPaths", "sampled_shapley_num_paths", Int, false),
+        Field::new("integratedGradientsNumSteps", "integrated_gradients_num_steps", Int, false),
+        Field::new("categoryEncodingMethod", "category_encoding_method", Any, false),
         Field::new("tfVersion", "tf_version", Str, false),
         Field::new("colorSpace", "color_space", Enum, false),
         Field::new("instanceWeightColumn", "instance_weight_column", Str, false),
-        Field::new(
-            "trendSmoothingWindowSize",
-            "trend_smoothing_window_size",
-            Int,
-            false,
-        ),
-        Field::new(
-            "timeSeriesLengthFraction",
-            "time_series_length_fraction",
-            Double,
-            false,
-        ),
+        Field::new("trendSmoothingWindowSize", "trend_smoothing_window_size", Int, false),
+        Field::new("timeSeriesLengthFraction", "time_series_length_fraction", Double, false),
         Field::new("minTimeSeriesLength", "min_time_series_length", Int, false),
         Field::new("maxTimeSeriesLength", "max_time_series_length", Int, false),
         Field::new("xgboostVersion", "xgboost_version", Str, false),
-        Field::new(
-            "approxGlobalFeatureContrib",
-            "approx_global_feature_contrib",
-            Bool,
-            false,
-        ),
+        Field::new("approxGlobalFeatureContrib", "approx_global_feature_contrib", Bool, false),
         Field::new("fitIntercept", "fit_intercept", Bool, false),
-        Field::new(
-            "numPrincipalComponents",
-            "num_principal_components",
-            Int,
-            false,
-        ),
-        Field::new(
-            "pcaExplainedVarianceRatio",
-            "pca_explained_variance_ratio",
-            Double,
-            false,
-        ),
+        Field::new("numPrincipalComponents", "num_principal_components", Int, false),
+        Field::new("pcaExplainedVarianceRatio", "pca_explained_variance_ratio", Double, false),
         Field::new("scaleFeatures", "scale_features", Bool, false),
         Field::new("pcaSolver", "pca_solver", Any, false),
         Field::new("autoClassWeights", "auto_class_weights", Bool, false),
@@ -1323,12 +745,7 @@ pub(super) static MODEL__TRAINING_RUN__TRAINING_OPTIONS: Message = Message {
         Field::new("standardizeFeatures", "standardize_features", Bool, false),
         Field::new("l1RegActivation", "l1_reg_activation", Double, false),
         Field::new("modelRegistry", "model_registry", Any, false),
-        Field::new(
-            "vertexAiModelVersionAliases",
-            "vertex_ai_model_version_aliases",
-            Str,
-            true,
-        ),
+        Field::new("vertexAiModelVersionAliases", "vertex_ai_model_version_aliases", Str, true),
         Field::new("dimensionIdColumns", "dimension_id_columns", Str, true),
         Field::new("contributionMetric", "contribution_metric", Str, false),
         Field::new("isTestColumn", "is_test_column", Str, false),
@@ -1337,31 +754,11 @@ pub(super) static MODEL__TRAINING_RUN__TRAINING_OPTIONS: Message = Message {
         Field::new("machineType", "machine_type", Str, false),
         Field::new("minReplicaCount", "min_replica_count", Int, false),
         Field::new("maxReplicaCount", "max_replica_count", Int, false),
-        Field::new(
-            "reservationAffinityType",
-            "reservation_affinity_type",
-            Any,
-            false,
-        ),
-        Field::new(
-            "reservationAffinityKey",
-            "reservation_affinity_key",
-            Str,
-            false,
-        ),
-        Field::new(
-            "reservationAffinityValues",
-            "reservation_affinity_values",
-            Str,
-            true,
-        ),
+        Field::new("reservationAffinityType", "reservation_affinity_type", Any, false),
+        Field::new("reservationAffinityKey", "reservation_affinity_key", Str, false),
+        Field::new("reservationAffinityValues", "reservation_affinity_values", Str, true),
         Field::new("huggingFaceModelId", "hugging_face_model_id", Str, false),
-        Field::new(
-            "modelGardenModelName",
-            "model_garden_model_name",
-            Str,
-            false,
-        ),
+        Field::new("modelGardenModelName", "model_garden_model_name", Str, false),
     ],
 };
 
@@ -1377,48 +774,13 @@ pub(super) static MODEL__ARIMA_ORDER: Message = Message {
 pub(super) static MODEL__EVALUATION_METRICS: Message = Message {
     name: "EvaluationMetrics",
     fields: &[
-        Field::new(
-            "regressionMetrics",
-            "regression_metrics",
-            Msg(&MODEL__REGRESSION_METRICS),
-            false,
-        ),
-        Field::new(
-            "binaryClassificationMetrics",
-            "binary_classification_metrics",
-            Msg(&MODEL__BINARY_CLASSIFICATION_METRICS),
-            false,
-        ),
-        Field::new(
-            "multiClassClassificationMetrics",
-            "multi_class_classification_metrics",
-            Msg(&MODEL__MULTI_CLASS_CLASSIFICATION_METRICS),
-            false,
-        ),
-        Field::new(
-            "clusteringMetrics",
-            "clustering_metrics",
-            Msg(&MODEL__CLUSTERING_METRICS),
-            false,
-        ),
-        Field::new(
-            "rankingMetrics",
-            "ranking_metrics",
-            Msg(&MODEL__RANKING_METRICS),
-            false,
-        ),
-        Field::new(
-            "arimaForecastingMetrics",
-            "arima_forecasting_metrics",
-            Msg(&MODEL__ARIMA_FORECASTING_METRICS),
-            false,
-        ),
-        Field::new(
-            "dimensionalityReductionMetrics",
-            "dimensionality_reduction_metrics",
-            Msg(&MODEL__DIMENSIONALITY_REDUCTION_METRICS),
-            false,
-        ),
+        Field::new("regressionMetrics", "regression_metrics", Msg(&MODEL__REGRESSION_METRICS), false),
+        Field::new("binaryClassificationMetrics", "binary_classification_metrics", Msg(&MODEL__BINARY_CLASSIFICATION_METRICS), false),
+        Field::new("multiClassClassificationMetrics", "multi_class_classification_metrics", Msg(&MODEL__MULTI_CLASS_CLASSIFICATION_METRICS), false),
+        Field::new("clusteringMetrics", "clustering_metrics", Msg(&MODEL__CLUSTERING_METRICS), false),
+        Field::new("rankingMetrics", "ranking_metrics", Msg(&MODEL__RANKING_METRICS), false),
+        Field::new("arimaForecastingMetrics", "arima_forecasting_metrics", Msg(&MODEL__ARIMA_FORECASTING_METRICS), false),
+        Field::new("dimensionalityReductionMetrics", "dimensionality_reduction_metrics", Msg(&MODEL__DIMENSIONALITY_REDUCTION_METRICS), false),
     ],
 };
 
@@ -1427,18 +789,8 @@ pub(super) static MODEL__REGRESSION_METRICS: Message = Message {
     fields: &[
         Field::new("meanAbsoluteError", "mean_absolute_error", Double, false),
         Field::new("meanSquaredError", "mean_squared_error", Double, false),
-        Field::new(
-            "meanSquaredLogError",
-            "mean_squared_log_error",
-            Double,
-            false,
-        ),
-        Field::new(
-            "medianAbsoluteError",
-            "median_absolute_error",
-            Double,
-            false,
-        ),
+        Field::new("meanSquaredLogError", "mean_squared_log_error", Double, false),
+        Field::new("medianAbsoluteError", "median_absolute_error", Double, false),
         Field::new("rSquared", "r_squared", Double, false),
     ],
 };
@@ -1446,18 +798,8 @@ pub(super) static MODEL__REGRESSION_METRICS: Message = Message {
 pub(super) static MODEL__BINARY_CLASSIFICATION_METRICS: Message = Message {
     name: "BinaryClassificationMetrics",
     fields: &[
-        Field::new(
-            "aggregateClassificationMetrics",
-            "aggregate_classification_metrics",
-            Any,
-            false,
-        ),
-        Field::new(
-            "binaryConfusionMatrixList",
-            "binary_confusion_matrix_list",
-            Any,
-            true,
-        ),
+        Field::new("aggregateClassificationMetrics", "aggregate_classification_metrics", Any, false),
+        Field::new("binaryConfusionMatrixList", "binary_confusion_matrix_list", Any, true),
         Field::new("positiveLabel", "positive_label", Str, false),
         Field::new("negativeLabel", "negative_label", Str, false),
     ],
@@ -1466,12 +808,7 @@ pub(super) static MODEL__BINARY_CLASSIFICATION_METRICS: Message = Message {
 pub(super) static MODEL__MULTI_CLASS_CLASSIFICATION_METRICS: Message = Message {
     name: "MultiClassClassificationMetrics",
     fields: &[
-        Field::new(
-            "aggregateClassificationMetrics",
-            "aggregate_classification_metrics",
-            Any,
-            false,
-        ),
+        Field::new("aggregateClassificationMetrics", "aggregate_classification_metrics", Any, false),
         Field::new("confusionMatrixList", "confusion_matrix_list", Any, true),
     ],
 };
@@ -1480,18 +817,8 @@ pub(super) static MODEL__CLUSTERING_METRICS: Message = Message {
     name: "ClusteringMetrics",
     fields: &[
         Field::new("daviesBouldinIndex", "davies_bouldin_index", Double, false),
-        Field::new(
-            "meanSquaredDistance",
-            "mean_squared_distance",
-            Double,
-            false,
-        ),
-        Field::new(
-            "clusters",
-            "clusters",
-            Msg(&MODEL__CLUSTERING_METRICS__CLUSTER),
-            true,
-        ),
+        Field::new("meanSquaredDistance", "mean_squared_distance", Double, false),
+        Field::new("clusters", "clusters", Msg(&MODEL__CLUSTERING_METRICS__CLUSTER), true),
     ],
 };
 
@@ -1499,12 +826,7 @@ pub(super) static MODEL__CLUSTERING_METRICS__CLUSTER: Message = Message {
     name: "Cluster",
     fields: &[
         Field::new("centroidId", "centroid_id", Int, false),
-        Field::new(
-            "featureValues",
-            "feature_values",
-            Msg(&MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE),
-            true,
-        ),
+        Field::new("featureValues", "feature_values", Msg(&MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE), true),
         Field::new("count", "count", Int, false),
     ],
 };
@@ -1514,59 +836,39 @@ pub(super) static MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE: Message = M
     fields: &[
         Field::new("featureColumn", "feature_column", Str, false),
         Field::new("numericalValue", "numerical_value", Any, false),
-        Field::new(
-            "categoricalValue",
-            "categorical_value",
-            Msg(&MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE__CATEGORICAL_VALUE),
-            false,
-        ),
+        Field::new("categoricalValue", "categorical_value", Msg(&MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE__CATEGORICAL_VALUE), false),
     ],
 };
 
-pub(super) static MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE__CATEGORICAL_VALUE: Message =
-    Message {
-        name: "CategoricalValue",
-        fields: &[Field::new("categoryCounts", "category_counts", Any, true)],
-    };
+pub(super) static MODEL__CLUSTERING_METRICS__CLUSTER__FEATURE_VALUE__CATEGORICAL_VALUE: Message = Message {
+    name: "CategoricalValue",
+    fields: &[
+        Field::new("categoryCounts", "category_counts", Any, true),
+    ],
+};
 
 pub(super) static MODEL__RANKING_METRICS: Message = Message {
     name: "RankingMetrics",
     fields: &[
-        Field::new(
-            "meanAveragePrecision",
-            "mean_average_precision",
-            Double,
-            false,
-        ),
+        Field::new("meanAveragePrecision", "mean_average_precision", Double, false),
         Field::new("meanSquaredError", "mean_squared_error", Double, false),
-        Field::new(
-            "normalizedDiscountedCumulativeGain",
-            "normalized_discounted_cumulative_gain",
-            Double,
-            false,
-        ),
+        Field::new("normalizedDiscountedCumulativeGain", "normalized_discounted_cumulative_gain", Double, false),
         Field::new("averageRank", "average_rank", Double, false),
     ],
 };
 
 pub(super) static MODEL__ARIMA_FORECASTING_METRICS: Message = Message {
     name: "ArimaForecastingMetrics",
-    fields: &[Field::new(
-        "arimaSingleModelForecastingMetrics",
-        "arima_single_model_forecasting_metrics",
-        Any,
-        true,
-    )],
+    fields: &[
+        Field::new("arimaSingleModelForecastingMetrics", "arima_single_model_forecasting_metrics", Any, true),
+    ],
 };
 
 pub(super) static MODEL__DIMENSIONALITY_REDUCTION_METRICS: Message = Message {
     name: "DimensionalityReductionMetrics",
-    fields: &[Field::new(
-        "totalExplainedVarianceRatio",
-        "total_explained_variance_ratio",
-        Double,
-        false,
-    )],
+    fields: &[
+        Field::new("totalExplainedVarianceRatio", "total_explained_variance_ratio", Double, false),
+    ],
 };
 
 pub(super) static EXPORT_DATA_STATISTICS: Message = Message {
@@ -1594,12 +896,7 @@ pub(super) static BI_ENGINE_STATISTICS: Message = Message {
     fields: &[
         Field::new("biEngineMode", "bi_engine_mode", Enum, false),
         Field::new("accelerationMode", "acceleration_mode", Enum, false),
-        Field::new(
-            "biEngineReasons",
-            "bi_engine_reasons",
-            Msg(&BI_ENGINE_REASON),
-            true,
-        ),
+        Field::new("biEngineReasons", "bi_engine_reasons", Msg(&BI_ENGINE_REASON), true),
     ],
 };
 
@@ -1626,18 +923,8 @@ pub(super) static SEARCH_STATISTICS: Message = Message {
     name: "SearchStatistics",
     fields: &[
         Field::new("indexUsageMode", "index_usage_mode", Enum, false),
-        Field::new(
-            "indexUnusedReasons",
-            "index_unused_reasons",
-            Msg(&INDEX_UNUSED_REASON),
-            true,
-        ),
-        Field::new(
-            "indexPruningStats",
-            "index_pruning_stats",
-            Msg(&INDEX_PRUNING_STATS),
-            true,
-        ),
+        Field::new("indexUnusedReasons", "index_unused_reasons", Msg(&INDEX_UNUSED_REASON), true),
+        Field::new("indexPruningStats", "index_pruning_stats", Msg(&INDEX_PRUNING_STATS), true),
     ],
 };
 
@@ -1656,18 +943,8 @@ pub(super) static INDEX_PRUNING_STATS: Message = Message {
     fields: &[
         Field::new("baseTable", "base_table", Msg(&TABLE_REFERENCE), false),
         Field::new("indexId", "index_id", Str, false),
-        Field::new(
-            "preIndexPruningParallelInputCount",
-            "pre_index_pruning_parallel_input_count",
-            Int,
-            false,
-        ),
-        Field::new(
-            "postIndexPruningParallelInputCount",
-            "post_index_pruning_parallel_input_count",
-            Int,
-            false,
-        ),
+        Field::new("preIndexPruningParallelInputCount", "pre_index_pruning_parallel_input_count", Int, false),
+        Field::new("postIndexPruningParallelInputCount", "post_index_pruning_parallel_input_count", Int, false),
     ],
 };
 
@@ -1675,18 +952,8 @@ pub(super) static VECTOR_SEARCH_STATISTICS: Message = Message {
     name: "VectorSearchStatistics",
     fields: &[
         Field::new("indexUsageMode", "index_usage_mode", Enum, false),
-        Field::new(
-            "indexUnusedReasons",
-            "index_unused_reasons",
-            Msg(&INDEX_UNUSED_REASON),
-            true,
-        ),
-        Field::new(
-            "storedColumnsUsages",
-            "stored_columns_usages",
-            Msg(&STORED_COLUMNS_USAGE),
-            true,
-        ),
+        Field::new("indexUnusedReasons", "index_unused_reasons", Msg(&INDEX_UNUSED_REASON), true),
+        Field::new("storedColumnsUsages", "stored_columns_usages", Msg(&STORED_COLUMNS_USAGE), true),
     ],
 };
 
@@ -1695,77 +962,34 @@ pub(super) static STORED_COLUMNS_USAGE: Message = Message {
     fields: &[
         Field::new("isQueryAccelerated", "is_query_accelerated", Bool, false),
         Field::new("baseTable", "base_table", Msg(&TABLE_REFERENCE), false),
-        Field::new(
-            "storedColumnsUnusedReasons",
-            "stored_columns_unused_reasons",
-            Any,
-            true,
-        ),
+        Field::new("storedColumnsUnusedReasons", "stored_columns_unused_reasons", Any, true),
     ],
 };
 
 pub(super) static PERFORMANCE_INSIGHTS: Message = Message {
     name: "PerformanceInsights",
     fields: &[
-        Field::new(
-            "avgPreviousExecutionMs",
-            "avg_previous_execution_ms",
-            Int,
-            false,
-        ),
-        Field::new(
-            "stagePerformanceStandaloneInsights",
-            "stage_performance_standalone_insights",
-            Any,
-            true,
-        ),
-        Field::new(
-            "stagePerformanceChangeInsights",
-            "stage_performance_change_insights",
-            Any,
-            true,
-        ),
-        Field::new(
-            "tableChangeInsights",
-            "table_change_insights",
-            Msg(&TABLE_CHANGE_INSIGHT),
-            true,
-        ),
+        Field::new("avgPreviousExecutionMs", "avg_previous_execution_ms", Int, false),
+        Field::new("stagePerformanceStandaloneInsights", "stage_performance_standalone_insights", Any, true),
+        Field::new("stagePerformanceChangeInsights", "stage_performance_change_insights", Any, true),
+        Field::new("tableChangeInsights", "table_change_insights", Msg(&TABLE_CHANGE_INSIGHT), true),
     ],
 };
 
 pub(super) static TABLE_CHANGE_INSIGHT: Message = Message {
     name: "TableChangeInsight",
     fields: &[
-        Field::new(
-            "tableReference",
-            "table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "metadataCacheStalenessInsight",
-            "metadata_cache_staleness_insight",
-            Any,
-            false,
-        ),
-        Field::new(
-            "metadataCacheNotUsedButUsedPreviously",
-            "metadata_cache_not_used_but_used_previously",
-            Bool,
-            false,
-        ),
+        Field::new("tableReference", "table_reference", Msg(&TABLE_REFERENCE), false),
+        Field::new("metadataCacheStalenessInsight", "metadata_cache_staleness_insight", Any, false),
+        Field::new("metadataCacheNotUsedButUsedPreviously", "metadata_cache_not_used_but_used_previously", Bool, false),
     ],
 };
 
 pub(super) static QUERY_INFO: Message = Message {
     name: "QueryInfo",
-    fields: &[Field::new(
-        "optimizationDetails",
-        "optimization_details",
-        Any,
-        false,
-    )],
+    fields: &[
+        Field::new("optimizationDetails", "optimization_details", Any, false),
+    ],
 };
 
 pub(super) static SPARK_STATISTICS: Message = Message {
@@ -1774,12 +998,7 @@ pub(super) static SPARK_STATISTICS: Message = Message {
         Field::new("sparkJobId", "spark_job_id", Str, false),
         Field::new("sparkJobLocation", "spark_job_location", Str, false),
         Field::new("endpoints", "endpoints", Map, false),
-        Field::new(
-            "loggingInfo",
-            "logging_info",
-            Msg(&SPARK_STATISTICS__LOGGING_INFO),
-            false,
-        ),
+        Field::new("loggingInfo", "logging_info", Msg(&SPARK_STATISTICS__LOGGING_INFO), false),
         Field::new("kmsKeyName", "kms_key_name", Str, false),
         Field::new("gcsStagingBucket", "gcs_staging_bucket", Str, false),
     ],
@@ -1795,23 +1014,15 @@ pub(super) static SPARK_STATISTICS__LOGGING_INFO: Message = Message {
 
 pub(super) static MATERIALIZED_VIEW_STATISTICS: Message = Message {
     name: "MaterializedViewStatistics",
-    fields: &[Field::new(
-        "materializedView",
-        "materialized_view",
-        Msg(&MATERIALIZED_VIEW),
-        true,
-    )],
+    fields: &[
+        Field::new("materializedView", "materialized_view", Msg(&MATERIALIZED_VIEW), true),
+    ],
 };
 
 pub(super) static MATERIALIZED_VIEW: Message = Message {
     name: "MaterializedView",
     fields: &[
-        Field::new(
-            "tableReference",
-            "table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("tableReference", "table_reference", Msg(&TABLE_REFERENCE), false),
         Field::new("chosen", "chosen", Bool, false),
         Field::new("estimatedBytesSaved", "estimated_bytes_saved", Int, false),
         Field::new("rejectedReason", "rejected_reason", Enum, false),
@@ -1820,23 +1031,15 @@ pub(super) static MATERIALIZED_VIEW: Message = Message {
 
 pub(super) static METADATA_CACHE_STATISTICS: Message = Message {
     name: "MetadataCacheStatistics",
-    fields: &[Field::new(
-        "tableMetadataCacheUsage",
-        "table_metadata_cache_usage",
-        Msg(&TABLE_METADATA_CACHE_USAGE),
-        true,
-    )],
+    fields: &[
+        Field::new("tableMetadataCacheUsage", "table_metadata_cache_usage", Msg(&TABLE_METADATA_CACHE_USAGE), true),
+    ],
 };
 
 pub(super) static TABLE_METADATA_CACHE_USAGE: Message = Message {
     name: "TableMetadataCacheUsage",
     fields: &[
-        Field::new(
-            "tableReference",
-            "table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("tableReference", "table_reference", Msg(&TABLE_REFERENCE), false),
         Field::new("unusedReason", "unused_reason", Any, false),
         Field::new("explanation", "explanation", Str, false),
         Field::new("staleness", "staleness", Any, false),
@@ -1848,24 +1051,9 @@ pub(super) static TABLE_METADATA_CACHE_USAGE: Message = Message {
 pub(super) static PRUNING_STATS: Message = Message {
     name: "PruningStats",
     fields: &[
-        Field::new(
-            "postCmetaPruningPartitionCount",
-            "post_cmeta_pruning_partition_count",
-            Int,
-            false,
-        ),
-        Field::new(
-            "preCmetaPruningParallelInputCount",
-            "pre_cmeta_pruning_parallel_input_count",
-            Int,
-            false,
-        ),
-        Field::new(
-            "postCmetaPruningParallelInputCount",
-            "post_cmeta_pruning_parallel_input_count",
-            Int,
-            false,
-        ),
+        Field::new("postCmetaPruningPartitionCount", "post_cmeta_pruning_partition_count", Int, false),
+        Field::new("preCmetaPruningParallelInputCount", "pre_cmeta_pruning_parallel_input_count", Int, false),
+        Field::new("postCmetaPruningParallelInputCount", "post_cmeta_pruning_parallel_input_count", Int, false),
     ],
 };
 
@@ -1873,36 +1061,11 @@ pub(super) static INCREMENTAL_RESULT_STATS: Message = Message {
     name: "IncrementalResultStats",
     fields: &[
         Field::new("disabledReason", "disabled_reason", Enum, false),
-        Field::new(
-            "disabledReasonDetails",
-            "disabled_reason_details",
-            Str,
-            false,
-        ),
-        Field::new(
-            "resultSetLastReplaceTime",
-            "result_set_last_replace_time",
-            Any,
-            false,
-        ),
-        Field::new(
-            "resultSetLastModifyTime",
-            "result_set_last_modify_time",
-            Any,
-            false,
-        ),
-        Field::new(
-            "firstIncrementalRowTime",
-            "first_incremental_row_time",
-            Any,
-            false,
-        ),
-        Field::new(
-            "lastIncrementalRowTime",
-            "last_incremental_row_time",
-            Any,
-            false,
-        ),
+        Field::new("disabledReasonDetails", "disabled_reason_details", Str, false),
+        Field::new("resultSetLastReplaceTime", "result_set_last_replace_time", Any, false),
+        Field::new("resultSetLastModifyTime", "result_set_last_modify_time", Any, false),
+        Field::new("firstIncrementalRowTime", "first_incremental_row_time", Any, false),
+        Field::new("lastIncrementalRowTime", "last_incremental_row_time", Any, false),
         Field::new("incrementalRowCount", "incremental_row_count", Int, false),
     ],
 };
@@ -1911,18 +1074,15 @@ pub(super) static GEN_AI_STATS: Message = Message {
     name: "GenAiStats",
     fields: &[
         Field::new("errorStats", "error_stats", Msg(&GEN_AI_ERROR_STATS), false),
-        Field::new(
-            "functionStats",
-            "function_stats",
-            Msg(&GEN_AI_FUNCTION_STATS),
-            true,
-        ),
+        Field::new("functionStats", "function_stats", Msg(&GEN_AI_FUNCTION_STATS), true),
     ],
 };
 
 pub(super) static GEN_AI_ERROR_STATS: Message = Message {
     name: "GenAiErrorStats",
-    fields: &[Field::new("errors", "errors", Str, true)],
+    fields: &[
+        Field::new("errors", "errors", Str, true),
+    ],
 };
 
 pub(super) static GEN_AI_FUNCTION_STATS: Message = Message {
@@ -1931,24 +1091,9 @@ pub(super) static GEN_AI_FUNCTION_STATS: Message = Message {
         Field::new("functionName", "function_name", Str, false),
         Field::new("prompt", "prompt", Str, false),
         Field::new("numProcessedRows", "num_processed_rows", Int, false),
-        Field::new(
-            "errorStats",
-            "error_stats",
-            Msg(&GEN_AI_FUNCTION_ERROR_STATS),
-            false,
-        ),
-        Field::new(
-            "costOptimizationStats",
-            "cost_optimization_stats",
-            Any,
-            false,
-        ),
-        Field::new(
-            "cacheStats",
-            "cache_stats",
-            Msg(&GEN_AI_FUNCTION_CACHE_STATS),
-            false,
-        ),
+        Field::new("errorStats", "error_stats", Msg(&GEN_AI_FUNCTION_ERROR_STATS), false),
+        Field::new("costOptimizationStats", "cost_optimization_stats", Any, false),
+        Field::new("cacheStats", "cache_stats", Msg(&GEN_AI_FUNCTION_CACHE_STATS), false),
     ],
 };
 
@@ -1962,24 +1107,16 @@ pub(super) static GEN_AI_FUNCTION_ERROR_STATS: Message = Message {
 
 pub(super) static GEN_AI_FUNCTION_CACHE_STATS: Message = Message {
     name: "GenAiFunctionCacheStats",
-    fields: &[Field::new(
-        "numCacheHitRows",
-        "num_cache_hit_rows",
-        Int,
-        false,
-    )],
+    fields: &[
+        Field::new("numCacheHitRows", "num_cache_hit_rows", Int, false),
+    ],
 };
 
 pub(super) static OBJECT_STORAGE_STATS: Message = Message {
     name: "ObjectStorageStats",
     fields: &[
         Field::new("cloudProvider", "cloud_provider", Enum, false),
-        Field::new(
-            "objectStorageBytesRead",
-            "object_storage_bytes_read",
-            Int,
-            false,
-        ),
+        Field::new("objectStorageBytesRead", "object_storage_bytes_read", Int, false),
         Field::new("cacheBytesRead", "cache_bytes_read", Int, false),
     ],
 };
@@ -1999,12 +1136,7 @@ pub(super) static JOB_STATISTICS3: Message = Message {
 pub(super) static JOB_STATISTICS4: Message = Message {
     name: "JobStatistics4",
     fields: &[
-        Field::new(
-            "destinationUriFileCounts",
-            "destination_uri_file_counts",
-            Int,
-            true,
-        ),
+        Field::new("destinationUriFileCounts", "destination_uri_file_counts", Int, true),
         Field::new("inputBytes", "input_bytes", Int, false),
         Field::new("timeline", "timeline", Msg(&QUERY_TIMELINE_SAMPLE), true),
     ],
@@ -2015,12 +1147,7 @@ pub(super) static COPY_JOB_STATISTICS: Message = Message {
     fields: &[
         Field::new("copiedRows", "copied_rows", Int, false),
         Field::new("copiedLogicalBytes", "copied_logical_bytes", Int, false),
-        Field::new(
-            "remoteDestinationRegion",
-            "remote_destination_region",
-            Str,
-            false,
-        ),
+        Field::new("remoteDestinationRegion", "remote_destination_region", Str, false),
     ],
 };
 
@@ -2028,12 +1155,7 @@ pub(super) static SCRIPT_STATISTICS: Message = Message {
     name: "ScriptStatistics",
     fields: &[
         Field::new("evaluationKind", "evaluation_kind", Enum, false),
-        Field::new(
-            "stackFrames",
-            "stack_frames",
-            Msg(&SCRIPT_STATISTICS__SCRIPT_STACK_FRAME),
-            true,
-        ),
+        Field::new("stackFrames", "stack_frames", Msg(&SCRIPT_STATISTICS__SCRIPT_STACK_FRAME), true),
     ],
 };
 
@@ -2051,22 +1173,23 @@ pub(super) static SCRIPT_STATISTICS__SCRIPT_STACK_FRAME: Message = Message {
 
 pub(super) static DATA_MASKING_STATISTICS: Message = Message {
     name: "DataMaskingStatistics",
-    fields: &[Field::new(
-        "dataMaskingApplied",
-        "data_masking_applied",
-        Bool,
-        false,
-    )],
+    fields: &[
+        Field::new("dataMaskingApplied", "data_masking_applied", Bool, false),
+    ],
 };
 
 pub(super) static JOB_STATISTICS__TRANSACTION_INFO: Message = Message {
     name: "TransactionInfo",
-    fields: &[Field::new("transactionId", "transaction_id", Str, false)],
+    fields: &[
+        Field::new("transactionId", "transaction_id", Str, false),
+    ],
 };
 
 pub(super) static SESSION_INFO: Message = Message {
     name: "SessionInfo",
-    fields: &[Field::new("sessionId", "session_id", Str, false)],
+    fields: &[
+        Field::new("sessionId", "session_id", Str, false),
+    ],
 };
 
 pub(super) static JOB_STATUS: Message = Message {
@@ -2090,7 +1213,9 @@ pub(super) static ERROR_PROTO: Message = Message {
 
 pub(super) static JOB_CREATION_REASON: Message = Message {
     name: "JobCreationReason",
-    fields: &[Field::new("code", "code", Enum, false)],
+    fields: &[
+        Field::new("code", "code", Enum, false),
+    ],
 };
 
 pub(super) static TABLE: Message = Message {
@@ -2100,41 +1225,16 @@ pub(super) static TABLE: Message = Message {
         Field::new("etag", "etag", Str, false),
         Field::new("id", "id", Str, false),
         Field::new("selfLink", "self_link", Str, false),
-        Field::new(
-            "tableReference",
-            "table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("tableReference", "table_reference", Msg(&TABLE_REFERENCE), false),
         Field::new("friendlyName", "friendly_name", Str, false),
         Field::new("description", "description", Str, false),
         Field::new("labels", "labels", Map, false),
         Field::new("schema", "schema", Msg(&TABLE_SCHEMA), false),
-        Field::new(
-            "timePartitioning",
-            "time_partitioning",
-            Msg(&TIME_PARTITIONING),
-            false,
-        ),
-        Field::new(
-            "rangePartitioning",
-            "range_partitioning",
-            Msg(&RANGE_PARTITIONING),
-            false,
-        ),
+        Field::new("timePartitioning", "time_partitioning", Msg(&TIME_PARTITIONING), false),
+        Field::new("rangePartitioning", "range_partitioning", Msg(&RANGE_PARTITIONING), false),
         Field::new("clustering", "clustering", Msg(&CLUSTERING), false),
-        Field::new(
-            "requirePartitionFilter",
-            "require_partition_filter",
-            Bool,
-            false,
-        ),
-        Field::new(
-            "partitionDefinition",
-            "partition_definition",
-            Msg(&PARTITIONING_DEFINITION),
-            false,
-        ),
+        Field::new("requirePartitionFilter", "require_partition_filter", Bool, false),
+        Field::new("partitionDefinition", "partition_definition", Msg(&PARTITIONING_DEFINITION), false),
         Field::new("numBytes", "num_bytes", Int, false),
         Field::new("numPhysicalBytes", "num_physical_bytes", Int, false),
         Field::new("numLongTermBytes", "num_long_term_bytes", Int, false),
@@ -2144,205 +1244,69 @@ pub(super) static TABLE: Message = Message {
         Field::new("lastModifiedTime", "last_modified_time", Int, false),
         Field::new("type", "type", Str, false),
         Field::new("view", "view", Msg(&VIEW_DEFINITION), false),
-        Field::new(
-            "materializedView",
-            "materialized_view",
-            Msg(&MATERIALIZED_VIEW_DEFINITION),
-            false,
-        ),
-        Field::new(
-            "materializedViewStatus",
-            "materialized_view_status",
-            Msg(&MATERIALIZED_VIEW_STATUS),
-            false,
-        ),
-        Field::new(
-            "externalDataConfiguration",
-            "external_data_configuration",
-            Msg(&EXTERNAL_DATA_CONFIGURATION),
-            false,
-        ),
-        Field::new(
-            "biglakeConfiguration",
-            "biglake_configuration",
-            Msg(&BIG_LAKE_CONFIGURATION),
-            false,
-        ),
+        Field::new("materializedView", "materialized_view", Msg(&MATERIALIZED_VIEW_DEFINITION), false),
+        Field::new("materializedViewStatus", "materialized_view_status", Msg(&MATERIALIZED_VIEW_STATUS), false),
+        Field::new("externalDataConfiguration", "external_data_configuration", Msg(&EXTERNAL_DATA_CONFIGURATION), false),
+        Field::new("biglakeConfiguration", "biglake_configuration", Msg(&BIG_LAKE_CONFIGURATION), false),
         Field::new("managedTableType", "managed_table_type", Enum, false),
         Field::new("location", "location", Str, false),
-        Field::new(
-            "streamingBuffer",
-            "streaming_buffer",
-            Msg(&STREAMINGBUFFER),
-            false,
-        ),
-        Field::new(
-            "encryptionConfiguration",
-            "encryption_configuration",
-            Msg(&ENCRYPTION_CONFIGURATION),
-            false,
-        ),
-        Field::new(
-            "snapshotDefinition",
-            "snapshot_definition",
-            Msg(&SNAPSHOT_DEFINITION),
-            false,
-        ),
+        Field::new("streamingBuffer", "streaming_buffer", Msg(&STREAMINGBUFFER), false),
+        Field::new("encryptionConfiguration", "encryption_configuration", Msg(&ENCRYPTION_CONFIGURATION), false),
+        Field::new("snapshotDefinition", "snapshot_definition", Msg(&SNAPSHOT_DEFINITION), false),
         Field::new("defaultCollation", "default_collation", Str, false),
         Field::new("defaultRoundingMode", "default_rounding_mode", Enum, false),
-        Field::new(
-            "cloneDefinition",
-            "clone_definition",
-            Msg(&CLONE_DEFINITION),
-            false,
-        ),
-        Field::new(
-            "numTimeTravelPhysicalBytes",
-            "num_time_travel_physical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numTotalLogicalBytes",
-            "num_total_logical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numActiveLogicalBytes",
-            "num_active_logical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numLongTermLogicalBytes",
-            "num_long_term_logical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numCurrentPhysicalBytes",
-            "num_current_physical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numTotalPhysicalBytes",
-            "num_total_physical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numActivePhysicalBytes",
-            "num_active_physical_bytes",
-            Int,
-            false,
-        ),
-        Field::new(
-            "numLongTermPhysicalBytes",
-            "num_long_term_physical_bytes",
-            Int,
-            false,
-        ),
+        Field::new("cloneDefinition", "clone_definition", Msg(&CLONE_DEFINITION), false),
+        Field::new("numTimeTravelPhysicalBytes", "num_time_travel_physical_bytes", Int, false),
+        Field::new("numTotalLogicalBytes", "num_total_logical_bytes", Int, false),
+        Field::new("numActiveLogicalBytes", "num_active_logical_bytes", Int, false),
+        Field::new("numLongTermLogicalBytes", "num_long_term_logical_bytes", Int, false),
+        Field::new("numCurrentPhysicalBytes", "num_current_physical_bytes", Int, false),
+        Field::new("numTotalPhysicalBytes", "num_total_physical_bytes", Int, false),
+        Field::new("numActivePhysicalBytes", "num_active_physical_bytes", Int, false),
+        Field::new("numLongTermPhysicalBytes", "num_long_term_physical_bytes", Int, false),
         Field::new("numPartitions", "num_partitions", Int, false),
         Field::new("maxStaleness", "max_staleness", Str, false),
-        Field::new(
-            "restrictions",
-            "restrictions",
-            Msg(&RESTRICTION_CONFIG),
-            false,
-        ),
-        Field::new(
-            "tableConstraints",
-            "table_constraints",
-            Msg(&TABLE_CONSTRAINTS),
-            false,
-        ),
+        Field::new("restrictions", "restrictions", Msg(&RESTRICTION_CONFIG), false),
+        Field::new("tableConstraints", "table_constraints", Msg(&TABLE_CONSTRAINTS), false),
         Field::new("resourceTags", "resource_tags", Map, false),
-        Field::new(
-            "tableReplicationInfo",
-            "table_replication_info",
-            Msg(&TABLE_REPLICATION_INFO),
-            false,
-        ),
+        Field::new("tableReplicationInfo", "table_replication_info", Msg(&TABLE_REPLICATION_INFO), false),
         Field::new("replicas", "replicas", Msg(&TABLE_REFERENCE), true),
-        Field::new(
-            "externalCatalogTableOptions",
-            "external_catalog_table_options",
-            Any,
-            false,
-        ),
+        Field::new("externalCatalogTableOptions", "external_catalog_table_options", Any, false),
     ],
 };
 
 pub(super) static PARTITIONING_DEFINITION: Message = Message {
     name: "PartitioningDefinition",
-    fields: &[Field::new(
-        "partitionedColumn",
-        "partitioned_column",
-        Msg(&PARTITIONED_COLUMN),
-        true,
-    )],
+    fields: &[
+        Field::new("partitionedColumn", "partitioned_column", Msg(&PARTITIONED_COLUMN), true),
+    ],
 };
 
 pub(super) static PARTITIONED_COLUMN: Message = Message {
     name: "PartitionedColumn",
-    fields: &[Field::new("field", "field", Str, false)],
+    fields: &[
+        Field::new("field", "field", Str, false),
+    ],
 };
 
 pub(super) static VIEW_DEFINITION: Message = Message {
     name: "ViewDefinition",
     fields: &[
         Field::new("query", "query", Str, false),
-        Field::new(
-            "userDefinedFunctionResources",
-            "user_defined_function_resources",
-            Any,
-            true,
-        ),
+        Field::new("userDefinedFunctionResources", "user_defined_function_resources", Any, true),
         Field::new("useLegacySql", "use_legacy_sql", Bool, false),
-        Field::new(
-            "useExplicitColumnNames",
-            "use_explicit_column_names",
-            Bool,
-            false,
-        ),
-        Field::new(
-            "privacyPolicy",
-            "privacy_policy",
-            Msg(&PRIVACY_POLICY),
-            false,
-        ),
-        Field::new(
-            "foreignDefinitions",
-            "foreign_definitions",
-            Msg(&FOREIGN_VIEW_DEFINITION),
-            true,
-        ),
+        Field::new("useExplicitColumnNames", "use_explicit_column_names", Bool, false),
+        Field::new("privacyPolicy", "privacy_policy", Msg(&PRIVACY_POLICY), false),
+        Field::new("foreignDefinitions", "foreign_definitions", Msg(&FOREIGN_VIEW_DEFINITION), true),
     ],
 };
 
 pub(super) static PRIVACY_POLICY: Message = Message {
     name: "PrivacyPolicy",
     fields: &[
-        Field::new(
-            "joinRestrictionPolicy",
-            "join_restriction_policy",
-            Msg(&JOIN_RESTRICTION_POLICY),
-            false,
-        ),
-        Field::new(
-            "aggregationThresholdPolicy",
-            "aggregation_threshold_policy",
-            Msg(&AGGREGATION_THRESHOLD_POLICY),
-            false,
-        ),
-        Field::new(
-            "differentialPrivacyPolicy",
-            "differential_privacy_policy",
-            Msg(&DIFFERENTIAL_PRIVACY_POLICY),
-            false,
-        ),
+        Field::new("joinRestrictionPolicy", "join_restriction_policy", Msg(&JOIN_RESTRICTION_POLICY), false),
+        Field::new("aggregationThresholdPolicy", "aggregation_threshold_policy", Msg(&AGGREGATION_THRESHOLD_POLICY), false),
+        Field::new("differentialPrivacyPolicy", "differential_privacy_policy", Msg(&DIFFERENTIAL_PRIVACY_POLICY), false),
     ],
 };
 
@@ -2371,18 +1335,8 @@ pub(super) static DIFFERENTIAL_PRIVACY_POLICY: Message = Message {
         Field::new("privacyUnitColumn", "privacy_unit_column", Str, false),
         Field::new("epsilonBudget", "epsilon_budget", Double, false),
         Field::new("deltaBudget", "delta_budget", Double, false),
-        Field::new(
-            "epsilonBudgetRemaining",
-            "epsilon_budget_remaining",
-            Double,
-            false,
-        ),
-        Field::new(
-            "deltaBudgetRemaining",
-            "delta_budget_remaining",
-            Double,
-            false,
-        ),
+        Field::new("epsilonBudgetRemaining", "epsilon_budget_remaining", Double, false),
+        Field::new("deltaBudgetRemaining", "delta_budget_remaining", Double, false),
     ],
 };
 
@@ -2401,12 +1355,7 @@ pub(super) static MATERIALIZED_VIEW_DEFINITION: Message = Message {
         Field::new("lastRefreshTime", "last_refresh_time", Int, false),
         Field::new("enableRefresh", "enable_refresh", Bool, false),
         Field::new("refreshIntervalMs", "refresh_interval_ms", Int, false),
-        Field::new(
-            "allowNonIncrementalDefinition",
-            "allow_non_incremental_definition",
-            Bool,
-            false,
-        ),
+        Field::new("allowNonIncrementalDefinition", "allow_non_incremental_definition", Bool, false),
     ],
 };
 
@@ -2414,12 +1363,7 @@ pub(super) static MATERIALIZED_VIEW_STATUS: Message = Message {
     name: "MaterializedViewStatus",
     fields: &[
         Field::new("refreshWatermark", "refresh_watermark", Any, false),
-        Field::new(
-            "lastRefreshStatus",
-            "last_refresh_status",
-            Msg(&ERROR_PROTO),
-            false,
-        ),
+        Field::new("lastRefreshStatus", "last_refresh_status", Msg(&ERROR_PROTO), false),
     ],
 };
 
@@ -2436,53 +1380,23 @@ pub(super) static EXTERNAL_DATA_CONFIGURATION: Message = Message {
         Field::new("compression", "compression", Str, false),
         Field::new("csvOptions", "csv_options", Msg(&CSV_OPTIONS), false),
         Field::new("jsonOptions", "json_options", Msg(&JSON_OPTIONS), false),
-        Field::new(
-            "bigtableOptions",
-            "bigtable_options",
-            Msg(&BIGTABLE_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "googleSheetsOptions",
-            "google_sheets_options",
-            Msg(&GOOGLE_SHEETS_OPTIONS),
-            false,
-        ),
-        Field::new(
-            "hivePartitioningOptions",
-            "hive_partitioning_options",
-            Msg(&HIVE_PARTITIONING_OPTIONS),
-            false,
-        ),
+        Field::new("bigtableOptions", "bigtable_options", Msg(&BIGTABLE_OPTIONS), false),
+        Field::new("googleSheetsOptions", "google_sheets_options", Msg(&GOOGLE_SHEETS_OPTIONS), false),
+        Field::new("hivePartitioningOptions", "hive_partitioning_options", Msg(&HIVE_PARTITIONING_OPTIONS), false),
         Field::new("connectionId", "connection_id", Str, false),
         Field::new("decimalTargetTypes", "decimal_target_types", Enum, true),
         Field::new("avroOptions", "avro_options", Msg(&AVRO_OPTIONS), false),
         Field::new("jsonExtension", "json_extension", Enum, false),
-        Field::new(
-            "parquetOptions",
-            "parquet_options",
-            Msg(&PARQUET_OPTIONS),
-            false,
-        ),
+        Field::new("parquetOptions", "parquet_options", Msg(&PARQUET_OPTIONS), false),
         Field::new("objectMetadata", "object_metadata", Any, false),
-        Field::new(
-            "referenceFileSchemaUri",
-            "reference_file_schema_uri",
-            Str,
-            false,
-        ),
+        Field::new("referenceFileSchemaUri", "reference_file_schema_uri", Str, false),
         Field::new("metadataCacheMode", "metadata_cache_mode", Enum, false),
         Field::new("timeZone", "time_zone", Str, false),
         Field::new("dateFormat", "date_format", Str, false),
         Field::new("datetimeFormat", "datetime_format", Str, false),
         Field::new("timeFormat", "time_format", Str, false),
         Field::new("timestampFormat", "timestamp_format", Str, false),
-        Field::new(
-            "timestampTargetPrecision",
-            "timestamp_target_precision",
-            Int,
-            true,
-        ),
+        Field::new("timestampTargetPrecision", "timestamp_target_precision", Int, true),
     ],
 };
 
@@ -2495,12 +1409,7 @@ pub(super) static CSV_OPTIONS: Message = Message {
         Field::new("allowQuotedNewlines", "allow_quoted_newlines", Bool, false),
         Field::new("allowJaggedRows", "allow_jagged_rows", Bool, false),
         Field::new("encoding", "encoding", Str, false),
-        Field::new(
-            "preserveAsciiControlCharacters",
-            "preserve_ascii_control_characters",
-            Bool,
-            false,
-        ),
+        Field::new("preserveAsciiControlCharacters", "preserve_ascii_control_characters", Bool, false),
         Field::new("nullMarker", "null_marker", Str, false),
         Field::new("nullMarkers", "null_markers", Str, true),
         Field::new("sourceColumnMatch", "source_column_match", Str, false),
@@ -2509,31 +1418,18 @@ pub(super) static CSV_OPTIONS: Message = Message {
 
 pub(super) static JSON_OPTIONS: Message = Message {
     name: "JsonOptions",
-    fields: &[Field::new("encoding", "encoding", Str, false)],
+    fields: &[
+        Field::new("encoding", "encoding", Str, false),
+    ],
 };
 
 pub(super) static BIGTABLE_OPTIONS: Message = Message {
     name: "BigtableOptions",
     fields: &[
-        Field::new(
-            "columnFamilies",
-            "column_families",
-            Msg(&BIGTABLE_COLUMN_FAMILY),
-            true,
-        ),
-        Field::new(
-            "ignoreUnspecifiedColumnFamilies",
-            "ignore_unspecified_column_families",
-            Bool,
-            false,
-        ),
+        Field::new("columnFamilies", "column_families", Msg(&BIGTABLE_COLUMN_FAMILY), true),
+        Field::new("ignoreUnspecifiedColumnFamilies", "ignore_unspecified_column_families", Bool, false),
         Field::new("readRowkeyAsString", "read_rowkey_as_string", Bool, false),
-        Field::new(
-            "outputColumnFamiliesAsJson",
-            "output_column_families_as_json",
-            Bool,
-            false,
-        ),
+        Field::new("outputColumnFamiliesAsJson", "output_column_families_as_json", Bool, false),
     ],
 };
 
@@ -2545,12 +1441,7 @@ pub(super) static BIGTABLE_COLUMN_FAMILY: Message = Message {
         Field::new("encoding", "encoding", Str, false),
         Field::new("columns", "columns", Msg(&BIGTABLE_COLUMN), true),
         Field::new("onlyReadLatest", "only_read_latest", Bool, false),
-        Field::new(
-            "protoConfig",
-            "proto_config",
-            Msg(&BIGTABLE_PROTO_CONFIG),
-            false,
-        ),
+        Field::new("protoConfig", "proto_config", Msg(&BIGTABLE_PROTO_CONFIG), false),
     ],
 };
 
@@ -2563,12 +1454,7 @@ pub(super) static BIGTABLE_COLUMN: Message = Message {
         Field::new("type", "type", Str, false),
         Field::new("encoding", "encoding", Str, false),
         Field::new("onlyReadLatest", "only_read_latest", Bool, false),
-        Field::new(
-            "protoConfig",
-            "proto_config",
-            Msg(&BIGTABLE_PROTO_CONFIG),
-            false,
-        ),
+        Field::new("protoConfig", "proto_config", Msg(&BIGTABLE_PROTO_CONFIG), false),
     ],
 };
 
@@ -2590,12 +1476,9 @@ pub(super) static GOOGLE_SHEETS_OPTIONS: Message = Message {
 
 pub(super) static AVRO_OPTIONS: Message = Message {
     name: "AvroOptions",
-    fields: &[Field::new(
-        "useAvroLogicalTypes",
-        "use_avro_logical_types",
-        Bool,
-        false,
-    )],
+    fields: &[
+        Field::new("useAvroLogicalTypes", "use_avro_logical_types", Bool, false),
+    ],
 };
 
 pub(super) static BIG_LAKE_CONFIGURATION: Message = Message {
@@ -2619,18 +1502,15 @@ pub(super) static STREAMINGBUFFER: Message = Message {
 
 pub(super) static ENCRYPTION_CONFIGURATION: Message = Message {
     name: "EncryptionConfiguration",
-    fields: &[Field::new("kmsKeyName", "kms_key_name", Str, false)],
+    fields: &[
+        Field::new("kmsKeyName", "kms_key_name", Str, false),
+    ],
 };
 
 pub(super) static SNAPSHOT_DEFINITION: Message = Message {
     name: "SnapshotDefinition",
     fields: &[
-        Field::new(
-            "baseTableReference",
-            "base_table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("baseTableReference", "base_table_reference", Msg(&TABLE_REFERENCE), false),
         Field::new("snapshotTime", "snapshot_time", Any, false),
     ],
 };
@@ -2638,19 +1518,16 @@ pub(super) static SNAPSHOT_DEFINITION: Message = Message {
 pub(super) static CLONE_DEFINITION: Message = Message {
     name: "CloneDefinition",
     fields: &[
-        Field::new(
-            "baseTableReference",
-            "base_table_reference",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
+        Field::new("baseTableReference", "base_table_reference", Msg(&TABLE_REFERENCE), false),
         Field::new("cloneTime", "clone_time", Any, false),
     ],
 };
 
 pub(super) static RESTRICTION_CONFIG: Message = Message {
     name: "RestrictionConfig",
-    fields: &[Field::new("type", "type", Enum, false)],
+    fields: &[
+        Field::new("type", "type", Enum, false),
+    ],
 };
 
 pub(super) static TABLE_CONSTRAINTS: Message = Message {
@@ -2663,25 +1540,17 @@ pub(super) static TABLE_CONSTRAINTS: Message = Message {
 
 pub(super) static PRIMARY_KEY: Message = Message {
     name: "PrimaryKey",
-    fields: &[Field::new("columns", "columns", Str, true)],
+    fields: &[
+        Field::new("columns", "columns", Str, true),
+    ],
 };
 
 pub(super) static FOREIGN_KEY: Message = Message {
     name: "ForeignKey",
     fields: &[
         Field::new("name", "name", Str, false),
-        Field::new(
-            "referencedTable",
-            "referenced_table",
-            Msg(&TABLE_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "columnReferences",
-            "column_references",
-            Msg(&COLUMN_REFERENCE),
-            true,
-        ),
+        Field::new("referencedTable", "referenced_table", Msg(&TABLE_REFERENCE), false),
+        Field::new("columnReferences", "column_references", Msg(&COLUMN_REFERENCE), true),
     ],
 };
 
@@ -2697,25 +1566,10 @@ pub(super) static TABLE_REPLICATION_INFO: Message = Message {
     name: "TableReplicationInfo",
     fields: &[
         Field::new("sourceTable", "source_table", Msg(&TABLE_REFERENCE), false),
-        Field::new(
-            "replicationIntervalMs",
-            "replication_interval_ms",
-            Int,
-            false,
-        ),
-        Field::new(
-            "replicatedSourceLastRefreshTime",
-            "replicated_source_last_refresh_time",
-            Int,
-            false,
-        ),
+        Field::new("replicationIntervalMs", "replication_interval_ms", Int, false),
+        Field::new("replicatedSourceLastRefreshTime", "replicated_source_last_refresh_time", Int, false),
         Field::new("replicationStatus", "replication_status", Enum, false),
-        Field::new(
-            "replicationError",
-            "replication_error",
-            Msg(&ERROR_PROTO),
-            false,
-        ),
+        Field::new("replicationError", "replication_error", Msg(&ERROR_PROTO), false),
     ],
 };
 
@@ -2726,77 +1580,32 @@ pub(super) static DATASET: Message = Message {
         Field::new("etag", "etag", Str, false),
         Field::new("id", "id", Str, false),
         Field::new("selfLink", "self_link", Str, false),
-        Field::new(
-            "datasetReference",
-            "dataset_reference",
-            Msg(&DATASET_REFERENCE),
-            false,
-        ),
+        Field::new("datasetReference", "dataset_reference", Msg(&DATASET_REFERENCE), false),
         Field::new("friendlyName", "friendly_name", Str, false),
         Field::new("description", "description", Str, false),
-        Field::new(
-            "defaultTableExpirationMs",
-            "default_table_expiration_ms",
-            Int,
-            false,
-        ),
-        Field::new(
-            "defaultPartitionExpirationMs",
-            "default_partition_expiration_ms",
-            Int,
-            false,
-        ),
+        Field::new("defaultTableExpirationMs", "default_table_expiration_ms", Int, false),
+        Field::new("defaultPartitionExpirationMs", "default_partition_expiration_ms", Int, false),
         Field::new("labels", "labels", Map, false),
         Field::new("access", "access", Msg(&ACCESS), true),
         Field::new("creationTime", "creation_time", Int, false),
         Field::new("lastModifiedTime", "last_modified_time", Int, false),
         Field::new("location", "location", Str, false),
-        Field::new(
-            "defaultEncryptionConfiguration",
-            "default_encryption_configuration",
-            Any,
-            false,
-        ),
+        Field::new("defaultEncryptionConfiguration", "default_encryption_configuration", Any, false),
         Field::new("satisfiesPzs", "satisfies_pzs", Bool, false),
         Field::new("satisfiesPzi", "satisfies_pzi", Bool, false),
         Field::new("type", "type", Str, false),
         Field::new("catalogSource", "catalog_source", Str, false),
-        Field::new(
-            "linkedDatasetSource",
-            "linked_dataset_source",
-            Msg(&LINKED_DATASET_SOURCE),
-            false,
-        ),
-        Field::new(
-            "linkedDatasetMetadata",
-            "linked_dataset_metadata",
-            Msg(&LINKED_DATASET_METADATA),
-            false,
-        ),
-        Field::new(
-            "externalDatasetReference",
-            "external_dataset_reference",
-            Msg(&EXTERNAL_DATASET_REFERENCE),
-            false,
-        ),
-        Field::new(
-            "externalCatalogDatasetOptions",
-            "external_catalog_dataset_options",
-            Any,
-            false,
-        ),
+        Field::new("linkedDatasetSource", "linked_dataset_source", Msg(&LINKED_DATASET_SOURCE), false),
+        Field::new("linkedDatasetMetadata", "linked_dataset_metadata", Msg(&LINKED_DATASET_METADATA), false),
+        Field::new("externalDatasetReference", "external_dataset_reference", Msg(&EXTERNAL_DATASET_REFERENCE), false),
+        Field::new("externalCatalogDatasetOptions", "external_catalog_dataset_options", Any, false),
         Field::new("isCaseInsensitive", "is_case_insensitive", Bool, false),
         Field::new("defaultCollation", "default_collation", Str, false),
         Field::new("defaultRoundingMode", "default_rounding_mode", Enum, false),
         Field::new("maxTimeTravelHours", "max_time_travel_hours", Int, false),
         Field::new("tags", "tags", Msg(&GCP_TAG), true),
         Field::new("storageBillingModel", "storage_billing_model", Enum, false),
-        Field::new(
-            "restrictions",
-            "restrictions",
-            Msg(&RESTRICTION_CONFIG),
-            false,
-        ),
+        Field::new("restrictions", "restrictions", Msg(&RESTRICTION_CONFIG), false),
         Field::new("resourceTags", "resource_tags", Map, false),
     ],
 };
@@ -2827,17 +1636,16 @@ pub(super) static DATASET_ACCESS_ENTRY: Message = Message {
 
 pub(super) static LINKED_DATASET_SOURCE: Message = Message {
     name: "LinkedDatasetSource",
-    fields: &[Field::new(
-        "sourceDataset",
-        "source_dataset",
-        Msg(&DATASET_REFERENCE),
-        false,
-    )],
+    fields: &[
+        Field::new("sourceDataset", "source_dataset", Msg(&DATASET_REFERENCE), false),
+    ],
 };
 
 pub(super) static LINKED_DATASET_METADATA: Message = Message {
     name: "LinkedDatasetMetadata",
-    fields: &[Field::new("linkState", "link_state", Enum, false)],
+    fields: &[
+        Field::new("linkState", "link_state", Enum, false),
+    ],
 };
 
 pub(super) static EXTERNAL_DATASET_REFERENCE: Message = Message {
@@ -2855,3 +1663,4 @@ pub(super) static GCP_TAG: Message = Message {
         Field::new("tagValue", "tag_value", Str, false),
     ],
 };
+

@@ -3,6 +3,7 @@
 mod check;
 mod datasets;
 pub mod encode;
+#[rustfmt::skip]
 mod fields;
 mod jobs;
 mod tables;
