@@ -330,6 +330,7 @@ impl Engine {
             .with_catalog_list(catalog.provider())
             .build();
         let ctx = SessionContext::new_with_state(state);
+        super::generate::register(&ctx);
         super::geo::register(&ctx);
         super::interval::register(&ctx);
         super::json::register(&ctx);

@@ -1,6 +1,7 @@
 //! GoogleSQL on DataFusion: parsing and rewriting, types, parameters, execution.
 
 pub mod engine;
+mod generate;
 pub mod geo;
 pub mod interval;
 pub mod json;

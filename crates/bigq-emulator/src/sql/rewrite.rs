@@ -921,7 +921,7 @@ impl Rewriter<'_> {
                     "GENERATE_ARRAY" => {
                         let args = function_args(f)
                             .ok_or_else(|| BqError::unsupported("GENERATE_ARRAY arguments"))?;
-                        *e = call("generate_series", args);
+                        *e = call(super::generate::GENERATE_ARRAY, args);
                     }
                     "IF" => {
                         let args = function_args(f)
