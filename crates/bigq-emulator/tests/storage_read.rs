@@ -48,8 +48,13 @@ impl Ctx {
 
     /// `ds.t`: ids 1..=n with a nullable string, a STRUCT and an ARRAY.
     async fn table(&self, n: i64) {
+        self.table_named("t", n).await;
+    }
+
+    /// `ds.{name}`, as [`Ctx::table`] makes `ds.t`.
+    async fn table_named(&self, name: &str, n: i64) {
         self.query(&format!(
-            "CREATE TABLE ds.t AS SELECT n AS id, \
+            "CREATE TABLE ds.{name} AS SELECT n AS id, \
                IF(MOD(n, 3) = 0, NULL, CONCAT('name ', CAST(n AS STRING))) AS name, \
                STRUCT(n * 2 AS a, IF(MOD(n, 4) = 0, NULL, 'x') AS b) AS st, \
                GENERATE_ARRAY(1, MOD(n, 3)) AS arr \
@@ -289,6 +294,77 @@ async fn streams_split_and_cover_every_row_once() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
+}
+
+/// Every row of a session, in stream order.
+async fn all_ids(ctx: &Ctx, s: &ReadSession) -> Vec<i64> {
+    let mut all = Vec::new();
+    for st in &s.streams {
+        let (responses, end) = ctx.read(&st.name, 0).await;
+        end.unwrap();
+        all.extend(ids(&decode(s, &responses)));
+    }
+    all
+}
+
+/// A second session asking the same of an unchanged table is served the encodings of the
+/// first; once the table changes (DML, a streamed insert, a replacement), a new session
+/// sees the new rows, never the kept ones.
+#[tokio::test]
+async fn sessions_again_serve_the_table_as_it_is_now() {
+    let ctx = Ctx::new().await;
+    ctx.table(5_000).await;
+    let first = ctx.session("t", 2, Default::default()).await.unwrap();
+    let second = ctx.session("t", 2, Default::default()).await.unwrap();
+    assert_ne!(first.name, second.name);
+    let (a, b) = (all_ids(&ctx, &first).await, all_ids(&ctx, &second).await);
+    assert_eq!(a, (1..=5_000).collect::<Vec<_>>());
+    assert_eq!(a, b);
+    // Reading a stream again (its messages were moved into the first call's responses)
+    // still returns its rows.
+    assert_eq!(all_ids(&ctx, &first).await, a);
+
+    ctx.query("DELETE FROM ds.t WHERE id > 4000").await;
+    let after_dml = ctx.session("t", 2, Default::default()).await.unwrap();
+    assert_eq!(
+        all_ids(&ctx, &after_dml).await,
+        (1..=4_000).collect::<Vec<_>>()
+    );
+
+    ctx.rest
+        .post_ok(
+            "/datasets/ds/tables/t/insertAll",
+            json!({"rows": [{"json": {"id": 9_999, "name": "new"}}]}),
+        )
+        .await;
+    let after_insert = ctx.session("t", 2, Default::default()).await.unwrap();
+    let mut got = all_ids(&ctx, &after_insert).await;
+    got.sort();
+    assert_eq!(got, [(1..=4_000).collect::<Vec<_>>(), vec![9_999]].concat());
+
+    ctx.query("CREATE OR REPLACE TABLE ds.t AS SELECT 7 AS id")
+        .await;
+    let replaced = ctx.session("t", 2, Default::default()).await.unwrap();
+    assert_eq!(all_ids(&ctx, &replaced).await, vec![7]);
+    // The same columns with another filter or compression is another encoding.
+    ctx.table_named("t2", 3_000).await;
+    let filtered = ctx
+        .session(
+            "t2",
+            2,
+            read_session::TableReadOptions {
+                row_restriction: "id <= 10".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all_ids(&ctx, &filtered).await, (1..=10).collect::<Vec<_>>());
+    let unfiltered = ctx.session("t2", 2, Default::default()).await.unwrap();
+    assert_eq!(
+        all_ids(&ctx, &unfiltered).await,
+        (1..=3_000).collect::<Vec<_>>()
+    );
 }
 
 fn compressed(codec: CompressionCodec) -> read_session::TableReadOptions {

@@ -6,9 +6,15 @@
 //! chunks that never straddle a stream boundary. `ReadRows` then sends those pre-encoded
 //! chunks as they are; only a read that starts or stops inside a chunk (an offset, a split,
 //! a fault cut) encodes a slice on the fly.
+//!
+//! Encoding (compression, mostly) is nearly all of a session's cost, so the encoded chunks
+//! of recent sessions are kept, up to [`ENCODED_CACHE_BYTES`]: a session asking the same of
+//! the same table again (same columns, filter, compression and stream count) while the
+//! table is unchanged copies them instead of encoding again. A table that changes is a new
+//! table value in the catalog, so its old encodings are never served.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
 use arrow_ipc::CompressionType;
@@ -45,6 +51,8 @@ const MAX_CHUNK_ROWS: u64 = 65_536;
 const CHUNK_BYTES: u64 = 2 << 20;
 /// How long a session lives, as in BigQuery.
 const SESSION_TTL: Duration = Duration::from_secs(6 * 3600);
+/// The most encoded bytes kept for sessions to come (least recently used dropped first).
+const ENCODED_CACHE_BYTES: usize = 512 << 20;
 
 /// One pre-encoded response: rows `start..start + batch.num_rows()` of the session.
 #[derive(Debug)]
@@ -81,12 +89,77 @@ struct StreamRange {
     end: u64,
 }
 
+/// What a session asks of its table, beside the table itself: sessions asking the same of
+/// an unchanged table get the same encoded chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct EncodingKey {
+    table: String,
+    selected: Vec<String>,
+    restriction: String,
+    compression: Option<i8>,
+    max_stream_count: i32,
+}
+
+/// The encoded chunks of a session, kept for the next one.
+#[derive(Debug)]
+struct Encoded {
+    /// The table value they were made from; gone or different once the table changes.
+    table: Weak<Table>,
+    schema_bytes: Vec<u8>,
+    chunks: Vec<EncodedChunk>,
+    rows: u64,
+    streams: u64,
+    scanned: u64,
+    size: usize,
+}
+
+/// A chunk's start row, its rows and their IPC message.
+type EncodedChunk = (u64, RecordBatch, Vec<u8>);
+
+/// Recent sessions' encoded chunks, least recently used first.
+#[derive(Debug, Default)]
+struct EncodedCache {
+    entries: Vec<(EncodingKey, Arc<Encoded>)>,
+    size: usize,
+}
+
+impl EncodedCache {
+    /// The chunks for `key` if they were made from `table` (and so are still its rows).
+    fn get(&mut self, key: &EncodingKey, table: &Arc<Table>) -> Option<Arc<Encoded>> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        let (k, e) = self.entries.remove(i);
+        if !Weak::ptr_eq(&e.table, &Arc::downgrade(table)) {
+            self.size -= e.size;
+            return None;
+        }
+        self.entries.push((k, e.clone()));
+        Some(e)
+    }
+
+    /// Keeps `e`, dropping what no longer matches a table and then the least recently used
+    /// until everything fits.
+    fn put(&mut self, key: EncodingKey, e: Arc<Encoded>) {
+        if e.size > ENCODED_CACHE_BYTES {
+            return;
+        }
+        self.entries
+            .retain(|(k, old)| *k != key && old.table.strong_count() > 0);
+        self.entries.push((key, e));
+        self.size = self.entries.iter().map(|(_, e)| e.size).sum();
+        while self.size > ENCODED_CACHE_BYTES {
+            let (_, old) = self.entries.remove(0);
+            self.size -= old.size;
+        }
+    }
+}
+
 /// The BigQueryRead service's state.
 #[derive(Debug)]
 pub struct ReadService {
     app: Arc<AppState>,
     faults: Arc<Faults>,
     streams: Mutex<HashMap<String, StreamRange>>,
+    encoded: Mutex<EncodedCache>,
 }
 
 fn invalid(message: impl Into<String>) -> BqError {
@@ -223,7 +296,7 @@ fn chunks(
     batches: &[RecordBatch],
     bounds: &[u64],
     encoder: &IpcEncoder,
-) -> BqResult<(Vec<Chunk>, u64)> {
+) -> BqResult<(Vec<EncodedChunk>, u64)> {
     let mut slices = Vec::new();
     let mut bytes = 0;
     let mut at = 0u64;
@@ -276,11 +349,7 @@ fn chunks(
     let out = slices
         .into_iter()
         .zip(encoded.into_iter().flatten())
-        .map(|((start, batch), encoded)| Chunk {
-            start,
-            batch,
-            encoded: Mutex::new(Some(encoded)),
-        })
+        .map(|((start, batch), encoded)| (start, batch, encoded))
         .collect();
     Ok((out, bytes))
 }
@@ -331,6 +400,7 @@ impl ReadService {
             app,
             faults,
             streams: Mutex::new(HashMap::new()),
+            encoded: Mutex::new(EncodedCache::default()),
         }
     }
 
@@ -414,30 +484,76 @@ impl ReadService {
             .unwrap_or_default();
         let fields = project(&table.schema, &selected)?;
         let schema = wire_schema(&fields)?;
-        let batches = if restriction.is_empty() {
-            table.batches.clone()
-        } else {
-            restrict(&t, &table, &restriction).await?
-        };
-        let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-        let max = match req.max_stream_count {
-            0 => DEFAULT_MAX_STREAMS,
-            n => n as u64,
-        };
-        let n = if rows == 0 {
-            0
-        } else {
-            rows.div_ceil(MIN_STREAM_ROWS).clamp(1, max)
+        let key = EncodingKey {
+            table: t.to_string(),
+            selected: selected.clone(),
+            restriction: restriction.clone(),
+            compression: compression.map(|c| c.0),
+            max_stream_count: req.max_stream_count,
         };
         let encoder = IpcEncoder::new(compression)?;
-        let (session, bytes) = {
-            let schema = schema.clone();
-            let encoder = encoder.clone();
-            tokio::task::spawn_blocking(move || build(&batches, &schema, rows, n, encoder))
+        let cached = self
+            .encoded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key, &table);
+        let encoded = match cached {
+            Some(e) => e,
+            None => {
+                let batches = if restriction.is_empty() {
+                    table.batches.clone()
+                } else {
+                    restrict(&t, &table, &restriction).await?
+                };
+                let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+                let max = match req.max_stream_count {
+                    0 => DEFAULT_MAX_STREAMS,
+                    n => n as u64,
+                };
+                let n = if rows == 0 {
+                    0
+                } else {
+                    rows.div_ceil(MIN_STREAM_ROWS).clamp(1, max)
+                };
+                let weak = Arc::downgrade(&table);
+                let encoder = encoder.clone();
+                let e = tokio::task::spawn_blocking(move || {
+                    build(&batches, &schema, rows, n, &encoder, weak)
+                })
                 .await
                 .map_err(|e| {
                     BqError::internal(format!("bigq-emulator failed building the session: {e}"))
-                })??
+                })??;
+                let e = Arc::new(e);
+                self.encoded
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .put(key, e.clone());
+                e
+            }
+        };
+        let (rows, n, bytes) = (encoded.rows, encoded.streams, encoded.scanned);
+        // The session's own copy of the messages, moved into responses as they are sent.
+        let session = {
+            let encoded = encoded.clone();
+            tokio::task::spawn_blocking(move || Session {
+                expire_time: SystemTime::now() + SESSION_TTL,
+                schema_bytes: encoded.schema_bytes.clone(),
+                encoder,
+                chunks: encoded
+                    .chunks
+                    .iter()
+                    .map(|(start, batch, message)| Chunk {
+                        start: *start,
+                        batch: batch.clone(),
+                        encoded: Mutex::new(Some(message.clone())),
+                    })
+                    .collect(),
+            })
+            .await
+            .map_err(|e| {
+                BqError::internal(format!("bigq-emulator failed building the session: {e}"))
+            })?
         };
 
         let session_id = format!("CAIS{}", uuid::Uuid::new_v4().simple());
@@ -572,24 +688,27 @@ fn build(
     schema: &SchemaRef,
     rows: u64,
     n: u64,
-    encoder: IpcEncoder,
-) -> BqResult<(Session, u64)> {
+    encoder: &IpcEncoder,
+    table: Weak<Table>,
+) -> BqResult<Encoded> {
     let wire = batches
         .iter()
         .filter(|b| b.num_rows() > 0)
         .map(|b| conform_batch(b, schema))
         .collect::<BqResult<Vec<_>>>()?;
     let bounds = stream_bounds(rows, n.max(1));
-    let (chunks, bytes) = chunks(&wire, &bounds, &encoder)?;
-    Ok((
-        Session {
-            expire_time: SystemTime::now() + SESSION_TTL,
-            schema_bytes: encoder.schema(schema),
-            encoder,
-            chunks,
-        },
-        bytes,
-    ))
+    let (chunks, scanned) = chunks(&wire, &bounds, encoder)?;
+    let schema_bytes = encoder.schema(schema);
+    let size = schema_bytes.len() + chunks.iter().map(|c| c.2.len()).sum::<usize>();
+    Ok(Encoded {
+        table,
+        schema_bytes,
+        chunks,
+        rows,
+        streams: n,
+        scanned,
+        size,
+    })
 }
 
 /// The responses of one `ReadRows` call, produced as the transport asks for them.
