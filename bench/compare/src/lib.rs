@@ -414,6 +414,12 @@ impl ContenderArgs {
     pub fn flag(&self, flag: &str) -> bool {
         self.flags.iter().any(|a| a == flag)
     }
+
+    /// The value after `option` (`--streams 4`), if it was given.
+    pub fn value(&self, option: &str) -> Option<&str> {
+        let at = self.flags.iter().position(|a| a == option)?;
+        self.flags.get(at + 1).map(String::as_str)
+    }
 }
 
 /// Why a contender did not measure a run.

@@ -2,9 +2,10 @@
 //! what it measured inside the process (wall and CPU time of the timed part, rows, the path
 //! it took, peak RSS).
 //!
-//! `contender-bigq <scenario> [--job] [--grpc] [--pages]` (`--grpc`: queries over the v2
-//! gRPC services instead of REST; `--pages`: a large query result paged through
-//! `getQueryResults` / `GetQueryResults`, never Storage Read), with the server in `BENCH_REST` (and `BENCH_GRPC`
+//! `contender-bigq <scenario> [--job] [--grpc] [--pages] [--streams N]` (`--grpc`: queries
+//! over the v2 gRPC services instead of REST; `--pages`: a large query result paged through
+//! `getQueryResults` / `GetQueryResults`, never Storage Read; `--streams N`: table reads ask
+//! for at most N streams instead of one per core), with the server in `BENCH_REST` (and `BENCH_GRPC`
 //! for the Storage API), the project in `BENCH_PROJECT` and the scratch dataset in
 //! `BENCH_DATASET`. Without `BENCH_REST` it talks to real BigQuery with Application Default
 //! Credentials.
@@ -29,12 +30,22 @@ struct Row200k {
 
 #[tokio::main]
 async fn main() {
-    let args = ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc] [--pages]");
+    let args =
+        ContenderArgs::parse("contender-bigq <scenario> [--job] [--grpc] [--pages] [--streams N]");
+    let streams = match args.value("--streams").map(str::parse::<u32>) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => {
+            print_outcome(Err(NotRun::Failed(format!("--streams: {e}"))));
+            return;
+        }
+    };
     let outcome = run(
         &args.scenario,
         args.flag("--job"),
         args.flag("--grpc"),
         args.flag("--pages"),
+        streams,
     )
     .await;
     print_outcome(outcome.map_err(NotRun::Failed));
@@ -53,11 +64,25 @@ async fn client(grpc: bool) -> Result<Client, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A read of `table`, with at most `streams` streams when given.
+fn read(client: &Client, table: &str, streams: Option<u32>) -> bigq::read::ReadBuilder {
+    match streams {
+        Some(n) => client.read(table).max_streams(n),
+        None => client.read(table),
+    }
+}
+
 fn dataset() -> Result<String, String> {
     std::env::var("BENCH_DATASET").map_err(|_| "BENCH_DATASET is not set".to_string())
 }
 
-async fn run(scenario: &str, job: bool, grpc: bool, pages: bool) -> Result<Measured, String> {
+async fn run(
+    scenario: &str,
+    job: bool,
+    grpc: bool,
+    pages: bool,
+    streams: Option<u32>,
+) -> Result<Measured, String> {
     let e = |e: bigq::Error| e.to_string();
     // In-memory scenarios first: no server.
     if scenario == "json_300k" {
@@ -125,7 +150,7 @@ async fn run(scenario: &str, job: bool, grpc: bool, pages: bool) -> Result<Measu
             ))
         }
         "scan_typed" => {
-            let read = client.read(&format!("{ds}.scan"));
+            let read = read(&client, &format!("{ds}.scan"), streams);
             let rows = read.rows::<ScanRow>().await.map_err(e)?;
             let streams = rows.stream_count();
             let rows: Vec<ScanRow> = rows.try_collect().await.map_err(e)?;
@@ -133,8 +158,7 @@ async fn run(scenario: &str, job: bool, grpc: bool, pages: bool) -> Result<Measu
             Ok(Measured::new(rows.len(), t, c, &path))
         }
         "scan_arrow" => {
-            let batches = client
-                .read(&format!("{ds}.scan"))
+            let batches = read(&client, &format!("{ds}.scan"), streams)
                 .batches()
                 .await
                 .map_err(e)?;
@@ -150,8 +174,7 @@ async fn run(scenario: &str, job: bool, grpc: bool, pages: bool) -> Result<Measu
         }
         "decode" => {
             // Read the table first (not timed), then decode on one thread.
-            let batches: Vec<_> = client
-                .read(&format!("{ds}.scan"))
+            let batches: Vec<_> = read(&client, &format!("{ds}.scan"), streams)
                 .batches()
                 .await
                 .map_err(e)?
