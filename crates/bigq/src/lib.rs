@@ -81,7 +81,7 @@
 //!
 //! **Storage Read.** [`Client::read`] reads a table through the BigQuery Storage Read API
 //! over gRPC, every read stream on its own task: `.selected_fields([..])`,
-//! `.row_restriction("..")`, `.snapshot_time(..)`, `.max_streams(n)` (default: the
+//! `.row_restriction("..")`, `.snapshot_time(..)`, `.max_streams(n)` (default: twice the
 //! machine's parallelism) and `.compression(..)` (LZ4_FRAME by default), then
 //! `.batches()` ([`read::ReadBatchStream`]), `.rows::<T>()` ([`read::ReadRowStream`], rows
 //! decoded on each stream's task), `.fetch_all::<T>()` or `.streams()` (one

@@ -96,6 +96,10 @@ impl Client {
     }
 
     fn read_parsed(&self, table: Result<TableId>) -> ReadBuilder {
+        // Two streams per core: a stream's task decodes a response while its next one is
+        // on the way, and a core whose stream waits on the network has another to decode.
+        // On bigq-emulator, same 2 cores, a 1M-row read: Arrow 298 -> 261 ms, typed rows
+        // 539 -> 483 ms with 4 streams instead of 2 (README, Storage Read).
         let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
         ReadBuilder {
             client: self.clone(),
@@ -104,7 +108,7 @@ impl Client {
                 selected_fields: Vec::new(),
                 row_restriction: None,
                 snapshot_time: None,
-                max_streams: parallelism.min(1000) as u32,
+                max_streams: (2 * parallelism).min(1000) as u32,
                 preferred_min_streams: 0,
                 compression: Compression::default(),
             },
@@ -152,7 +156,7 @@ impl ReadBuilder {
     }
 
     /// Asks for at most this many streams (at least 1); BigQuery may give fewer. Defaults
-    /// to the machine's parallelism.
+    /// to twice the machine's parallelism.
     pub fn max_streams(mut self, n: u32) -> Self {
         self.options.max_streams = n.clamp(1, 1000);
         self
