@@ -8,7 +8,7 @@
 //! a fault cut) encodes a slice on the fly.
 //!
 //! Encoding (compression, mostly) is nearly all of a session's cost, so the encoded chunks
-//! of recent sessions are kept, up to [`ENCODED_CACHE_BYTES`]: a session asking the same of
+//! of recent sessions are kept, up to 512 MiB: a session asking the same of
 //! the same table again (same columns, filter, compression and stream count) while the
 //! table is unchanged copies them instead of encoding again. A table that changes is a new
 //! table value in the catalog, so its old encodings are never served.
