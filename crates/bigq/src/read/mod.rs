@@ -38,6 +38,7 @@ pub(crate) mod ipc;
 mod session;
 mod streams;
 mod task;
+mod wire;
 
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;

@@ -7,20 +7,19 @@ use arrow_array::RecordBatch;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use gcloud_sdk::google::cloud::bigquery::storage::v1::{
-    ReadRowsRequest, ReadRowsResponse, read_rows_response,
-};
+use gcloud_sdk::google::cloud::bigquery::storage::v1::{ReadRowsRequest, read_rows_response};
 use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::ipc::IpcDecoder;
+use super::wire::{ReadResponse, ReadRowsCodec};
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, is_resumable, retry_delay, status_error};
+use crate::client::grpc::{is_resumable, ready_client, retry_delay, status_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::retry::RetryPolicy;
 
 /// The responses of one ReadRows call.
-pub(crate) type Responses = BoxStream<'static, std::result::Result<ReadRowsResponse, Status>>;
+pub(crate) type Responses = BoxStream<'static, std::result::Result<ReadResponse, Status>>;
 
 /// Opens ReadRows on a stream at a row offset. The seam between the task and the network,
 /// so the resume logic can be tested with a fake server.
@@ -57,9 +56,14 @@ impl RowsSource for GrpcRows {
                 .grpc_request(request, "read_stream", &stream)
                 .await
                 .map_err(|e| Status::unauthenticated(e.to_string()))?;
-            let mut rpc = gcloud_sdk::google::cloud::bigquery::storage::v1::big_query_read_client::BigQueryReadClient::new(channel)
-                .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE);
-            let responses = rpc.read_rows(request).await?.into_inner();
+            let mut rpc = ready_client(channel).await?;
+            let path = http::uri::PathAndQuery::from_static(
+                "/google.cloud.bigquery.storage.v1.BigQueryRead/ReadRows",
+            );
+            let responses = rpc
+                .server_streaming(request, path, ReadRowsCodec)
+                .await?
+                .into_inner();
             Ok(responses.boxed())
         })
     }
@@ -160,19 +164,20 @@ pub(crate) async fn read_stream<S: BatchSink>(
 /// Decodes one response: `None` for a response without rows (progress or throttle only).
 fn decode<S: BatchSink>(
     decoder: &mut IpcDecoder,
-    resp: ReadRowsResponse,
+    resp: ReadResponse,
     offset: u64,
     sink: &mut S,
 ) -> Result<Option<(S::Item, u64)>> {
-    let message = match resp.rows {
-        Some(read_rows_response::Rows::ArrowRecordBatch(b)) => b.serialized_record_batch,
-        Some(read_rows_response::Rows::AvroRows(_)) => {
+    let ReadResponse { rest: resp, arrow } = resp;
+    let message = match (arrow, &resp.rows) {
+        (Some(message), _) => message,
+        (None, Some(read_rows_response::Rows::AvroRows(_))) => {
             return Err(Error::new(
                 ErrorKind::Decode,
                 "the Storage Read API sent Avro rows to an Arrow session",
             ));
         }
-        None => return Ok(None),
+        (None, _) => return Ok(None),
     };
     if message.is_empty() {
         return Ok(None);
@@ -198,7 +203,7 @@ mod tests {
     use std::time::Duration;
 
     use arrow_array::Int64Array;
-    use gcloud_sdk::google::cloud::bigquery::storage::v1::ArrowRecordBatch;
+    use gcloud_sdk::google::cloud::bigquery::storage::v1::{ArrowRecordBatch, ReadRowsResponse};
 
     use super::*;
     use crate::client::grpc::tests::throttled;
@@ -237,9 +242,9 @@ mod tests {
             let mut at = offset;
             while at < self.total {
                 let n = (self.per as i64).min(self.total - at) as usize;
-                items.push(Ok(response(at, n)));
+                items.push(Ok(response(at, n).into()));
                 // A progress-only response between batches, as BigQuery sends.
-                items.push(Ok(ReadRowsResponse::default()));
+                items.push(Ok(ReadResponse::default()));
                 at += n as i64;
             }
             let result = match self.plan.pop_front() {
