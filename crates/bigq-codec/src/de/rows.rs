@@ -267,12 +267,7 @@ impl<T> RowDecoder<T> {
     where
         T: DeserializeOwned,
     {
-        let buffers = std::mem::take(&mut self.buffers);
-        let mut rows = BatchRows::with_buffers(batch, self.next_row, buffers);
-        self.next_row += batch.num_rows() as u64;
-        let r = rows.decode_into(out);
-        self.buffers = rows.node.into_buffers();
-        r
+        self.with_batch(batch, |rows| rows.decode_into(out))
     }
 
     /// Decodes the next batch into `out` in place, reusing the buffers of the rows already
@@ -287,10 +282,24 @@ impl<T> RowDecoder<T> {
     where
         T: DeserializeOwned,
     {
+        self.with_batch(batch, |rows| rows.decode_in_place(out))
+    }
+
+    /// Runs `decode` on the rows of the next batch, prepared with the buffers the decoder
+    /// keeps from batch to batch (and keeping them again afterwards); the batch counts
+    /// towards the row numbers whatever `decode` returns.
+    fn with_batch<'a>(
+        &mut self,
+        batch: &'a RecordBatch,
+        decode: impl FnOnce(&mut BatchRows<'a, T>) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError>
+    where
+        T: Deserialize<'a>,
+    {
         let buffers = std::mem::take(&mut self.buffers);
         let mut rows = BatchRows::with_buffers(batch, self.next_row, buffers);
         self.next_row += batch.num_rows() as u64;
-        let r = rows.decode_in_place(out);
+        let r = decode(&mut rows);
         self.buffers = rows.node.into_buffers();
         r
     }
