@@ -79,76 +79,68 @@ impl IpcDecoder {
 /// bigq-emulator held 89 MB of spent messages that way (a third of its memory). Those
 /// buffers are copied out (one `memcpy` each; the copied columns are validated again).
 fn detach(batch: RecordBatch, message: std::ops::Range<usize>) -> RecordBatch {
-    let inside = |data: &ArrayData| bytes_inside(data, &message);
-    let used: usize = batch.columns().iter().map(|c| inside(&c.to_data())).sum();
-    if used == 0 {
-        return batch;
-    }
+    let mut copied = false;
     let columns = batch
         .columns()
         .iter()
         .map(|c| {
-            let data = c.to_data();
-            if inside(&data) == 0 {
-                return c.clone();
-            }
             // The same layout over copied buffers; should the copy not validate (it is
             // the same bytes), the column stays as it was.
-            match copy_inside(&data, &message) {
-                Ok(copy) => make_array(copy),
-                Err(_) => c.clone(),
+            match copy_inside(&c.to_data(), &message) {
+                Ok(Some(copy)) => {
+                    copied = true;
+                    make_array(copy)
+                }
+                Ok(None) | Err(_) => c.clone(),
             }
         })
         .collect();
+    if !copied {
+        return batch;
+    }
     // The same schema, columns of the same types and lengths.
     RecordBatch::try_new(batch.schema(), columns).unwrap_or(batch)
 }
 
-/// `data` with its buffers (children included) that lie in `range` of memory copied out.
+/// `data` with its buffers (children included) that lie in `range` of memory copied out,
+/// or `None` when none does.
 fn copy_inside(
     data: &ArrayData,
     range: &std::ops::Range<usize>,
-) -> std::result::Result<ArrayData, arrow_schema::ArrowError> {
-    let copy = |b: &Buffer| {
+) -> std::result::Result<Option<ArrayData>, arrow_schema::ArrowError> {
+    let mut copied = false;
+    let mut copy = |b: &Buffer| {
         if range.contains(&(b.as_ptr() as usize)) {
+            copied = true;
             Buffer::from_slice_ref(b.as_slice())
         } else {
             b.clone()
         }
     };
-    let buffers = data.buffers().iter().map(copy).collect();
+    let buffers: Vec<Buffer> = data.buffers().iter().map(&mut copy).collect();
     let nulls = data
         .nulls()
         .map(|n| NullBuffer::new(BooleanBuffer::new(copy(n.buffer()), n.offset(), n.len())));
-    let children = data
-        .child_data()
-        .iter()
-        .map(|c| copy_inside(c, range))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut children = Vec::with_capacity(data.child_data().len());
+    for c in data.child_data() {
+        match copy_inside(c, range)? {
+            Some(copy) => {
+                copied = true;
+                children.push(copy);
+            }
+            None => children.push(c.clone()),
+        }
+    }
+    if !copied {
+        return Ok(None);
+    }
     data.clone()
         .into_builder()
         .buffers(buffers)
         .nulls(nulls)
         .child_data(children)
         .build()
-}
-
-/// The bytes of `data`'s buffers (children included) that lie in `range` of memory.
-fn bytes_inside(data: &ArrayData, range: &std::ops::Range<usize>) -> usize {
-    let inside = |b: &Buffer| {
-        if range.contains(&(b.as_ptr() as usize)) {
-            b.len()
-        } else {
-            0
-        }
-    };
-    data.buffers().iter().map(inside).sum::<usize>()
-        + data.nulls().map_or(0, |n| inside(n.buffer()))
-        + data
-            .child_data()
-            .iter()
-            .map(|c| bytes_inside(c, range))
-            .sum::<usize>()
+        .map(Some)
 }
 
 /// The length of the first IPC message in `bytes` (its prefix and flatbuffer; a schema
@@ -306,6 +298,24 @@ pub(crate) mod tests {
             }
         }
         (out.unwrap(), kept)
+    }
+
+    /// The bytes of `data`'s buffers (children included) that lie in `range` of memory.
+    fn bytes_inside(data: &ArrayData, range: &std::ops::Range<usize>) -> usize {
+        let inside = |b: &Buffer| {
+            if range.contains(&(b.as_ptr() as usize)) {
+                b.len()
+            } else {
+                0
+            }
+        };
+        data.buffers().iter().map(inside).sum::<usize>()
+            + data.nulls().map_or(0, |n| inside(n.buffer()))
+            + data
+                .child_data()
+                .iter()
+                .map(|c| bytes_inside(c, range))
+                .sum::<usize>()
     }
 
     fn inside(batch: &RecordBatch, message: &Buffer) -> usize {

@@ -25,6 +25,8 @@ pub(crate) struct ReadResponse {
     pub(crate) arrow: Option<Bytes>,
 }
 
+/// What prost's own decoding of the same response would give (for tests and fakes).
+#[cfg(test)]
 impl From<ReadRowsResponse> for ReadResponse {
     fn from(mut rest: ReadRowsResponse) -> Self {
         use gcloud_sdk::google::cloud::bigquery::storage::v1::read_rows_response::Rows;
