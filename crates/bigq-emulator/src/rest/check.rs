@@ -91,13 +91,30 @@ static INSERT_ALL_ROW: Message = Message {
 /// Checks `body` as the message `message`, the request field `root` (`query_request`,
 /// `job`, ...; empty for a body that is the request itself).
 pub(super) fn check(body: &Value, message: &Message, root: &str) -> Result<(), BqError> {
-    match body {
-        Value::Object(_) => object(body, message, root),
-        other => Err(invalid_value(root, message_type(message), other)),
+    object(body, message, &Path::Root(root))
+}
+
+/// Where a value is in the body, written out (`query_request.labels`, `rows[3].json`) only
+/// when an error names it: a well-formed body, every row of an `insertAll` included, is
+/// checked without building a string per field.
+enum Path<'a> {
+    Root(&'a str),
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root(root) => f.write_str(root),
+            Path::Field(Path::Root(""), field) => f.write_str(field),
+            Path::Field(parent, field) => write!(f, "{parent}.{field}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
     }
 }
 
-fn object(v: &Value, message: &Message, path: &str) -> Result<(), BqError> {
+fn object(v: &Value, message: &Message, path: &Path<'_>) -> Result<(), BqError> {
     let Value::Object(map) = v else {
         return Err(invalid_value(path, message_type(message), v));
     };
@@ -112,12 +129,12 @@ fn object(v: &Value, message: &Message, path: &str) -> Result<(), BqError> {
         if value.is_null() {
             continue;
         }
-        let here = join(path, field.proto);
+        let here = Path::Field(path, field.proto);
         match value {
             Value::Array(items) if field.repeated => {
                 for (i, item) in items.iter().enumerate() {
                     if !item.is_null() {
-                        one(item, field, &format!("{here}[{i}]"))?;
+                        one(item, field, &Path::Index(&here, i))?;
                     }
                 }
             }
@@ -138,7 +155,7 @@ fn object(v: &Value, message: &Message, path: &str) -> Result<(), BqError> {
 }
 
 /// One value of `field` (an element, for a repeated field).
-fn one(v: &Value, field: &Field, path: &str) -> Result<(), BqError> {
+fn one(v: &Value, field: &Field, path: &Path<'_>) -> Result<(), BqError> {
     let ok = match (&field.kind, v) {
         (Kind::Any, _) => true,
         (Kind::Msg(m), _) => return object(v, m, path),
@@ -163,14 +180,6 @@ fn one(v: &Value, field: &Field, path: &str) -> Result<(), BqError> {
     }
 }
 
-fn join(path: &str, field: &str) -> String {
-    if path.is_empty() {
-        field.to_string()
-    } else {
-        format!("{path}.{field}")
-    }
-}
-
 fn message_type(m: &Message) -> String {
     format!("type.googleapis.com/google.cloud.bigquery.v2.{}", m.name)
 }
@@ -188,11 +197,10 @@ fn kind_name(kind: &Kind) -> String {
 }
 
 /// `Invalid JSON payload received. Unknown name "k" at 'path': what`.
-fn payload(key: &str, path: &str, what: &str) -> BqError {
-    let at = if path.is_empty() {
-        String::new()
-    } else {
-        format!(" at '{path}'")
+fn payload(key: &str, path: &Path<'_>, what: &str) -> BqError {
+    let at = match path {
+        Path::Root("") => String::new(),
+        path => format!(" at '{path}'"),
     };
     BqError::invalid(format!(
         "Invalid JSON payload received. Unknown name \"{key}\"{at}: {what}"
@@ -200,7 +208,7 @@ fn payload(key: &str, path: &str, what: &str) -> BqError {
 }
 
 /// `Invalid value at 'path' (TYPE_BOOL), "yes"`.
-fn invalid_value(path: &str, type_name: String, v: &Value) -> BqError {
+fn invalid_value(path: &Path<'_>, type_name: String, v: &Value) -> BqError {
     BqError::invalid(format!("Invalid value at '{path}' ({type_name}), {v}"))
 }
 
