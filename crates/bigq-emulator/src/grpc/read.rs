@@ -120,7 +120,6 @@ type EncodedChunk = (u64, RecordBatch, Vec<u8>);
 #[derive(Debug, Default)]
 struct EncodedCache {
     entries: Vec<(EncodingKey, Arc<Encoded>)>,
-    size: usize,
 }
 
 impl EncodedCache {
@@ -129,7 +128,6 @@ impl EncodedCache {
         let i = self.entries.iter().position(|(k, _)| k == key)?;
         let (k, e) = self.entries.remove(i);
         if !Weak::ptr_eq(&e.table, &Arc::downgrade(table)) {
-            self.size -= e.size;
             return None;
         }
         self.entries.push((k, e.clone()));
@@ -145,10 +143,10 @@ impl EncodedCache {
         self.entries
             .retain(|(k, old)| *k != key && old.table.strong_count() > 0);
         self.entries.push((key, e));
-        self.size = self.entries.iter().map(|(_, e)| e.size).sum();
-        while self.size > ENCODED_CACHE_BYTES {
+        let mut size: usize = self.entries.iter().map(|(_, e)| e.size).sum();
+        while size > ENCODED_CACHE_BYTES {
             let (_, old) = self.entries.remove(0);
-            self.size -= old.size;
+            size -= old.size;
         }
     }
 }
@@ -517,14 +515,10 @@ impl ReadService {
                 };
                 let weak = Arc::downgrade(&table);
                 let encoder = encoder.clone();
-                let e = tokio::task::spawn_blocking(move || {
-                    build(&batches, &schema, rows, n, &encoder, weak)
-                })
-                .await
-                .map_err(|e| {
-                    BqError::internal(format!("bigq-emulator failed building the session: {e}"))
-                })??;
-                let e = Arc::new(e);
+                let e = Arc::new(
+                    off_runtime(move || build(&batches, &schema, rows, n, &encoder, weak))
+                        .await??,
+                );
                 self.encoded
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -534,27 +528,21 @@ impl ReadService {
         };
         let (rows, n, bytes) = (encoded.rows, encoded.streams, encoded.scanned);
         // The session's own copy of the messages, moved into responses as they are sent.
-        let session = {
-            let encoded = encoded.clone();
-            tokio::task::spawn_blocking(move || Session {
-                expire_time: SystemTime::now() + SESSION_TTL,
-                schema_bytes: encoded.schema_bytes.clone(),
-                encoder,
-                chunks: encoded
-                    .chunks
-                    .iter()
-                    .map(|(start, batch, message)| Chunk {
-                        start: *start,
-                        batch: batch.clone(),
-                        encoded: Mutex::new(Some(message.clone())),
-                    })
-                    .collect(),
-            })
-            .await
-            .map_err(|e| {
-                BqError::internal(format!("bigq-emulator failed building the session: {e}"))
-            })?
-        };
+        let session = off_runtime(move || Session {
+            expire_time: SystemTime::now() + SESSION_TTL,
+            schema_bytes: encoded.schema_bytes.clone(),
+            encoder,
+            chunks: encoded
+                .chunks
+                .iter()
+                .map(|(start, batch, message)| Chunk {
+                    start: *start,
+                    batch: batch.clone(),
+                    encoded: Mutex::new(Some(message.clone())),
+                })
+                .collect(),
+        })
+        .await?;
 
         let session_id = format!("CAIS{}", uuid::Uuid::new_v4().simple());
         let location = self
@@ -680,6 +668,13 @@ impl ReadService {
             remainder_stream: Some(remainder),
         })
     }
+}
+
+/// Runs a session's CPU work (encoding, copying its messages) off the runtime.
+async fn off_runtime<R: Send + 'static>(work: impl FnOnce() -> R + Send + 'static) -> BqResult<R> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| BqError::internal(format!("bigq-emulator failed building the session: {e}")))
 }
 
 /// Lays the rows out for the wire and encodes them (CPU work, run off the runtime).
