@@ -250,12 +250,7 @@ async fn streams_split_and_cover_every_row_once() {
     ctx.table(20_000).await;
     let s = ctx.session("t", 3, Default::default()).await.unwrap();
     assert_eq!(s.streams.len(), 3);
-    let mut all = Vec::new();
-    for st in &s.streams {
-        let (responses, end) = ctx.read(&st.name, 0).await;
-        end.unwrap();
-        all.extend(ids(&decode(&s, &responses)));
-    }
+    let mut all = all_ids(&ctx, &s).await;
     all.sort();
     assert_eq!(all, (1..=20_000).collect::<Vec<_>>());
 
