@@ -2,12 +2,15 @@
 //! response's record batch as one encapsulated IPC message (buffers possibly LZ4_FRAME or
 //! ZSTD compressed).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, make_array};
+use arrow_array::{ArrayRef, RecordBatch, make_array};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
-use arrow_ipc::reader::StreamDecoder;
+use arrow_ipc::MessageHeader;
+use arrow_ipc::convert::MessageBuffer;
+use arrow_ipc::reader::{RecordBatchDecoder, read_dictionary};
 use arrow_schema::SchemaRef;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -15,31 +18,32 @@ use crate::error::{Error, ErrorKind, Result};
 const CONTINUATION: [u8; 4] = [0xff; 4];
 
 /// Decodes one read stream's record batches (sans-IO).
+///
+/// Each response is one or more whole IPC messages, so they are decoded as they are, with
+/// arrow-ipc's record batch decoder: its `StreamDecoder` would need the schema message fed
+/// to it again (parsing the schema a second time; half of a small query's decoding) and
+/// copies a message whose bytes end exactly where it does.
 #[derive(Debug)]
 pub(crate) struct IpcDecoder {
-    decoder: StreamDecoder,
     schema: SchemaRef,
+    /// The dictionaries sent so far, by id (BigQuery sends none).
+    dictionaries: HashMap<i64, ArrayRef>,
 }
 
 impl IpcDecoder {
     /// A decoder for batches of the IPC-serialized `schema` (one schema message, optionally
     /// followed by the end-of-stream marker, as some servers send it).
     pub(crate) fn new(schema: &[u8]) -> Result<Self> {
-        let end = schema_message_len(schema)?;
-        let parsed =
-            arrow_ipc::convert::try_schema_from_ipc_buffer(&schema[..end]).map_err(ipc_error)?;
-        // Prime the decoder with the schema message. A schema message has an empty body, so
-        // the decoder takes it in when the first batch's bytes arrive.
-        let mut decoder = StreamDecoder::new();
-        let mut buf = Buffer::from(schema[..end].to_vec());
-        while !buf.is_empty() {
-            if decoder.decode(&mut buf).map_err(ipc_error)?.is_some() {
-                return Err(bad("a record batch where the schema was expected"));
-            }
+        let (prefix, len) = message_prefix(schema)
+            .ok_or_else(|| bad("the serialized schema is truncated"))?;
+        if len == 0 || prefix + len > schema.len() {
+            return Err(bad("the serialized schema is truncated"));
         }
+        let parsed = arrow_ipc::convert::try_schema_from_ipc_buffer(&schema[..prefix + len])
+            .map_err(ipc_error)?;
         Ok(IpcDecoder {
-            decoder,
             schema: Arc::new(parsed),
+            dictionaries: HashMap::new(),
         })
     }
 
@@ -47,24 +51,93 @@ impl IpcDecoder {
         self.schema.clone()
     }
 
-    /// Decodes one serialized record batch. The bytes are taken over without a copy.
+    /// Decodes one serialized record batch. The bytes are taken over without a copy, and
+    /// no buffer of the batch points into them (see [`detach`]).
     pub(crate) fn decode(&mut self, message: impl Into<bytes::Bytes>) -> Result<RecordBatch> {
         let message: bytes::Bytes = message.into();
         let within = message.as_ptr_range();
         let within = within.start as usize..within.end as usize;
-        let mut buf = Buffer::from(message);
+        let batch = self.decode_buffer(Buffer::from(message))?;
+        Ok(detach(batch, within))
+    }
+
+    /// Decodes one serialized record batch whose buffers may stay slices of `message`:
+    /// for a message that is the caller's own and holds about what the batch does (a
+    /// `Query` response's one batch), where [`decode`](Self::decode) would copy them out.
+    pub(crate) fn decode_kept(&mut self, message: Vec<u8>) -> Result<RecordBatch> {
+        self.decode_buffer(Buffer::from(message))
+    }
+
+    /// The one record batch in `buf`: its IPC messages (dictionaries, then the batch) in
+    /// turn.
+    fn decode_buffer(&mut self, mut buf: Buffer) -> Result<RecordBatch> {
         let mut batch = None;
         while !buf.is_empty() {
-            if let Some(b) = self.decoder.decode(&mut buf).map_err(ipc_error)? {
-                if batch.is_some() {
-                    return Err(bad("more than one record batch in one response"));
+            let (prefix, len) =
+                message_prefix(&buf).ok_or_else(|| bad("a truncated message prefix"))?;
+            if len == 0 {
+                // The end-of-stream marker.
+                if buf.len() > prefix {
+                    return Err(bad("data after the end-of-stream marker"));
                 }
-                batch = Some(b);
+                break;
             }
+            let truncated = || bad("a truncated message");
+            let header_end = (prefix + len <= buf.len())
+                .then_some(prefix + len)
+                .ok_or_else(truncated)?;
+            let header =
+                MessageBuffer::try_new(buf.slice_with_length(prefix, len)).map_err(ipc_error)?;
+            let message = header.as_ref();
+            let body_len = usize::try_from(message.bodyLength()).map_err(|_| truncated())?;
+            let end = header_end
+                .checked_add(body_len)
+                .filter(|&end| end <= buf.len())
+                .ok_or_else(truncated)?;
+            let body = buf.slice_with_length(header_end, body_len);
+            let version = message.version();
+            match message.header_type() {
+                MessageHeader::RecordBatch => {
+                    if batch.is_some() {
+                        return Err(bad("more than one record batch in one response"));
+                    }
+                    let header = message
+                        .header_as_record_batch()
+                        .ok_or_else(|| bad("a record batch message without its header"))?;
+                    let decoded = RecordBatchDecoder::try_new(
+                        &body,
+                        header,
+                        self.schema.clone(),
+                        &self.dictionaries,
+                        &version,
+                    )
+                    .and_then(|d| d.read_record_batch())
+                    .map_err(ipc_error)?;
+                    batch = Some(decoded);
+                }
+                MessageHeader::DictionaryBatch => {
+                    let header = message
+                        .header_as_dictionary_batch()
+                        .ok_or_else(|| bad("a dictionary message without its header"))?;
+                    read_dictionary(
+                        &body,
+                        header,
+                        &self.schema,
+                        &mut self.dictionaries,
+                        &version,
+                    )
+                    .map_err(ipc_error)?;
+                }
+                MessageHeader::NONE => {}
+                other => {
+                    return Err(bad(&format!(
+                        "a {other:?} message where record batches were expected"
+                    )));
+                }
+            }
+            buf.advance(end);
         }
-        let batch =
-            batch.ok_or_else(|| bad("a response with rows but no complete record batch"))?;
-        Ok(detach(batch, within))
+        batch.ok_or_else(|| bad("a response with rows but no complete record batch"))
     }
 }
 
@@ -143,25 +216,19 @@ fn copy_inside(
         .map(Some)
 }
 
-/// The length of the first IPC message in `bytes` (its prefix and flatbuffer; a schema
-/// message has no body).
-fn schema_message_len(bytes: &[u8]) -> Result<usize> {
-    let word = |at: usize| -> Result<u32> {
-        bytes
-            .get(at..at + 4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .ok_or_else(|| bad("the serialized schema is truncated"))
+/// The length of the IPC message prefix at the start of `bytes` (the continuation marker
+/// and the length, or the length alone in the pre-1.0 format) and the length of the
+/// message's flatbuffer after it; `None` when `bytes` is too short to say.
+fn message_prefix(bytes: &[u8]) -> Option<(usize, usize)> {
+    let word = |at: usize| {
+        let w = bytes.get(at..at + 4)?;
+        Some(u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
     };
-    let (prefix, len) = if bytes.starts_with(&CONTINUATION) {
-        (8, word(4)?)
+    if bytes.starts_with(&CONTINUATION) {
+        Some((8, word(4)?))
     } else {
-        (4, word(0)?)
-    };
-    let end = prefix + len as usize;
-    if len == 0 || end > bytes.len() {
-        return Err(bad("the serialized schema is truncated"));
+        Some((4, word(0)?))
     }
-    Ok(end)
 }
 
 fn bad(what: &str) -> Error {
@@ -282,22 +349,12 @@ pub(crate) mod tests {
         RecordBatch::try_new(schema, columns).unwrap()
     }
 
-    /// Decodes `message` with the decoder's own steps, keeping the message alive here, so
-    /// that which buffers point into it can be told apart afterwards.
-    fn decode_kept(batch: &RecordBatch, message: Vec<u8>) -> (RecordBatch, Buffer) {
-        let mut d = StreamDecoder::new();
-        let schema = schema_stream(batch);
-        let mut schema = Buffer::from(schema[..schema_message_len(&schema).unwrap()].to_vec());
-        assert!(d.decode(&mut schema).unwrap().is_none());
+    /// Decodes `message` without detaching, keeping the message alive here, so that which
+    /// buffers point into it can be told apart afterwards.
+    fn decode_attached(batch: &RecordBatch, message: Vec<u8>) -> (RecordBatch, Buffer) {
+        let mut d = IpcDecoder::new(&schema_stream(batch)).unwrap();
         let kept = Buffer::from(message);
-        let mut buf = kept.clone();
-        let mut out = None;
-        while !buf.is_empty() {
-            if let Some(b) = d.decode(&mut buf).unwrap() {
-                out = Some(b);
-            }
-        }
-        (out.unwrap(), kept)
+        (d.decode_buffer(kept.clone()).unwrap(), kept)
     }
 
     /// The bytes of `data`'s buffers (children included) that lie in `range` of memory.
@@ -331,7 +388,7 @@ pub(crate) mod tests {
     fn compressed_batches_let_go_of_their_message() {
         let b = half_compressible(8192);
         let (decoded, message) =
-            decode_kept(&b, batch_message(&b, Some(CompressionType::LZ4_FRAME)));
+            decode_attached(&b, batch_message(&b, Some(CompressionType::LZ4_FRAME)));
         // The uncompressible column is a slice of the message as decoded...
         let raw = inside(&decoded, &message);
         assert!(raw >= 8192 * 8, "{raw} bytes inside");
@@ -346,12 +403,59 @@ pub(crate) mod tests {
     #[test]
     fn uncompressed_batches_let_go_of_their_message() {
         let b = half_compressible(8192);
-        let (decoded, message) = decode_kept(&b, batch_message(&b, None));
+        let (decoded, message) = decode_attached(&b, batch_message(&b, None));
         let range = message.as_ptr() as usize..message.as_ptr() as usize + message.len();
         assert!(inside(&decoded, &message) * 2 >= message.len());
         let detached = detach(decoded, range);
         assert_eq!(inside(&detached, &message), 0);
         assert_eq!(detached, b);
+    }
+
+    /// A dictionary-encoded column: the dictionary's message, then the batch's, in one
+    /// response, as an IPC stream sends them (BigQuery sends no dictionaries; another
+    /// server might).
+    #[test]
+    fn decodes_dictionaries_sent_before_the_batch() {
+        let values = arrow_array::DictionaryArray::<arrow_array::types::Int32Type>::from_iter(
+            ["red", "green", "red", "blue", "green"],
+        );
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "colour",
+            arrow_array::Array::data_type(&values).clone(),
+            false,
+        )]));
+        let b = RecordBatch::try_new(schema, vec![Arc::new(values)]).unwrap();
+        // The whole stream: the schema, the dictionary, the batch, the end-of-stream marker.
+        let mut stream = Vec::new();
+        let mut w = StreamWriter::try_new(&mut stream, &b.schema()).unwrap();
+        w.write(&b).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        let (prefix, len) = message_prefix(&stream).unwrap();
+        let (schema, rest) = stream.split_at(prefix + len);
+        let mut d = IpcDecoder::new(schema).unwrap();
+        assert_eq!(d.decode(rest.to_vec()).unwrap(), b);
+    }
+
+    #[test]
+    fn one_batch_per_response() {
+        let b = batch(0, 10);
+        let mut d = IpcDecoder::new(&schema_stream(&b)).unwrap();
+        // A batch followed by the end-of-stream marker is that batch.
+        let mut msg = batch_message(&b, None);
+        msg.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+        assert_eq!(d.decode(msg.clone()).unwrap(), b);
+        // Anything after the marker, or a second batch, is an error.
+        msg.push(0);
+        let e = d.decode(msg).unwrap_err();
+        assert!(e.to_string().contains("after the end-of-stream"), "{e}");
+        let mut two = batch_message(&b, None);
+        two.extend(batch_message(&b, None));
+        let e = d.decode(two).unwrap_err();
+        assert!(e.to_string().contains("more than one record batch"), "{e}");
+        // The pre-1.0 prefix (the length without the continuation marker) is accepted.
+        let legacy = batch_message(&b, None)[4..].to_vec();
+        assert_eq!(d.decode_kept(legacy).unwrap(), b);
     }
 
     #[test]
@@ -361,7 +465,10 @@ pub(crate) mod tests {
         let b = batch(0, 3);
         let mut d = IpcDecoder::new(&schema_stream(&b)).unwrap();
         let msg = batch_message(&b, None);
-        let e = d.decode(msg[..msg.len() / 2].to_vec()).unwrap_err();
-        assert!(e.is_decode(), "{e:?}");
+        // Cut anywhere: in the prefix, the header or the body.
+        for cut in [2, 6, 20, msg.len() / 2, msg.len() - 1] {
+            let e = d.decode(msg[..cut].to_vec()).unwrap_err();
+            assert!(e.is_decode(), "{cut}: {e:?}");
+        }
     }
 }
