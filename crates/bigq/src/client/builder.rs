@@ -250,6 +250,7 @@ impl ClientBuilder {
         }
         Ok(Client {
             inner: Arc::new(Inner {
+                project_routing: super::grpc::routing_header("project_id", &project),
                 project,
                 location: self.location,
                 rest_base,

@@ -148,6 +148,15 @@ pub(crate) fn routing_value(key: &str, value: &str) -> String {
     out
 }
 
+/// The `x-goog-request-params` value routing a call by `key` = `value`; `None` if it is not
+/// a valid header value (it always is: [`routing_value`] writes ASCII).
+pub(crate) fn routing_header(
+    key: &str,
+    value: &str,
+) -> Option<MetadataValue<tonic::metadata::Ascii>> {
+    MetadataValue::try_from(routing_value(key, value)).ok()
+}
+
 impl Client {
     /// A gRPC request carrying the credentials' headers and the routing header
     /// `x-goog-request-params: {key}={value}`.
@@ -159,8 +168,11 @@ impl Client {
     ) -> Result<tonic::Request<T>> {
         let headers = self.inner.credentials.headers().await?;
         let mut metadata = MetadataMap::from_headers(headers);
-        let params = MetadataValue::try_from(routing_value(routing_key, routing))
-            .map_err(|_| Error::config("the routing header is not valid ASCII"))?;
+        let params = match &self.inner.project_routing {
+            Some(v) if routing_key == "project_id" && routing == self.inner.project => v.clone(),
+            _ => routing_header(routing_key, routing)
+                .ok_or_else(|| Error::config("the routing header is not valid ASCII"))?,
+        };
         metadata.insert("x-goog-request-params", params);
         Ok(tonic::Request::from_parts(
             metadata,

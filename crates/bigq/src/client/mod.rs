@@ -47,6 +47,8 @@ pub struct Client {
 
 pub(crate) struct Inner {
     pub(crate) project: String,
+    /// The routing header of the v2 calls in `project` (`project_id={project}`), made once.
+    pub(crate) project_routing: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
     pub(crate) location: Option<String>,
     /// `{root}/bigquery/v2`, no trailing slash.
     pub(crate) rest_base: String,

@@ -101,11 +101,10 @@ impl QueryBuilder {
     /// Sends `Query` and decodes its answer. The request id makes a retried call safe:
     /// BigQuery runs the query once.
     pub(super) async fn grpc_first_page(&self, request_id: &str, wait: Duration) -> Result<Page> {
-        let request = self.grpc_request(request_id, wait)?;
+        let request = encoded(&self.grpc_request(request_id, wait)?);
         let client = &self.client;
-        let project = client.inner.project.clone();
         let resp = client
-            .v2_unary("Query", &project, request, |ch, req| async move {
+            .v2_unary("Query", &client.inner.project, request, |ch, req| async move {
                 with_rows(ch, req, QUERY, QUERY_RESPONSE_ROWS_TAG).await
             })
             .await
@@ -225,25 +224,24 @@ fn decode_with_rows<M: prost::Message + Default>(
     })
 }
 
-/// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`:
-/// prost for the request, [`decode_with_rows`] for the response.
-struct RowsCodec<Req, Resp> {
+/// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`: the
+/// request already encoded (see [`encoded`]), [`decode_with_rows`] for the response.
+struct RowsCodec<Resp> {
     rows_tag: u32,
-    _types: std::marker::PhantomData<fn(Req) -> Resp>,
+    _types: std::marker::PhantomData<fn() -> Resp>,
 }
 
-impl<Req, Resp> tonic::codec::Codec for RowsCodec<Req, Resp>
+impl<Resp> tonic::codec::Codec for RowsCodec<Resp>
 where
-    Req: prost::Message + Send + 'static,
     Resp: prost::Message + Default + Send + 'static,
 {
-    type Encode = Req;
+    type Encode = bytes::Bytes;
     type Decode = WithRows<Resp>;
-    type Encoder = tonic_prost::ProstEncoder<Req>;
+    type Encoder = EncodedRequest;
     type Decoder = RowsDecoder<Resp>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        tonic_prost::ProstEncoder::new(tonic::codec::BufferSettings::default())
+        EncodedRequest
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -251,6 +249,30 @@ where
             rows_tag: self.rows_tag,
             _types: std::marker::PhantomData,
         }
+    }
+}
+
+/// A request message encoded once, before the first attempt: a retry sends the same bytes
+/// again (a clone of `Bytes`) rather than cloning and encoding the message again.
+fn encoded(message: &impl prost::Message) -> bytes::Bytes {
+    message.encode_to_vec().into()
+}
+
+/// Sends a request encoded by [`encoded`] as it is.
+struct EncodedRequest;
+
+impl tonic::codec::Encoder for EncodedRequest {
+    type Item = bytes::Bytes;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: bytes::Bytes,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> std::result::Result<(), tonic::Status> {
+        use bytes::BufMut;
+        dst.put_slice(&item);
+        Ok(())
     }
 }
 
@@ -283,14 +305,13 @@ impl<Resp: prost::Message + Default> tonic::codec::Decoder for RowsDecoder<Resp>
 
 /// A unary `JobService` call at `path` with [`RowsCodec`] (what the generated client's
 /// method does, with another codec).
-async fn with_rows<Req, Resp>(
+async fn with_rows<Resp>(
     channel: tonic::transport::Channel,
-    request: tonic::Request<Req>,
+    request: tonic::Request<bytes::Bytes>,
     path: &'static str,
     rows_tag: u32,
 ) -> std::result::Result<tonic::Response<WithRows<Resp>>, tonic::Status>
 where
-    Req: prost::Message + Send + 'static,
     Resp: prost::Message + Default + Send + 'static,
 {
     let mut grpc = ready_client(channel).await?;
@@ -322,6 +343,7 @@ impl Client {
             format_options: Some(int64_timestamps()),
             ..Default::default()
         };
+        let request = encoded(&request);
         self.v2_unary(
             "GetQueryResults",
             &job.project_id,
@@ -421,7 +443,7 @@ pub(super) fn query_response_page(
                 Some(Results::ArrowRecordBatch(b))
                     if !b.serialized_record_batch.is_empty() && !rows_unused =>
                 {
-                    vec![decoder.decode(b.serialized_record_batch)?]
+                    vec![decoder.decode_kept(b.serialized_record_batch)?]
                 }
                 _ => Vec::new(),
             };

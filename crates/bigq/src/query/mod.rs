@@ -378,7 +378,7 @@ impl QueryBuilder {
         let started = Instant::now();
         let mut attempt = 1;
         loop {
-            match self.clone().run_once().await {
+            match self.run_once().await {
                 Err(e)
                     if e.kind() == ErrorKind::Job
                         && e.is_retryable()
@@ -395,25 +395,18 @@ impl QueryBuilder {
         }
     }
 
-    async fn run_once(self) -> Result<QueryResults> {
+    /// One attempt of the query. The calls are boxed futures: unboxed, this future (and
+    /// every caller's) would be as large as the largest of them, several kilobytes copied
+    /// at each step of the call chain on every query.
+    async fn run_once(&self) -> Result<QueryResults> {
         let started = Instant::now();
         let request_id = uuid::Uuid::new_v4().to_string();
         let mut page = match &self.destination {
-            Some(dest) => self.insert_job(&request_id, dest).await?,
+            Some(dest) => Box::pin(self.insert_job(&request_id, dest)).await?,
             None if self.client.inner.transport == Transport::Grpc => {
                 Box::pin(self.grpc_first_page(&request_id, self.poll_timeout(started))).await?
             }
-            None => {
-                let body = self.request_body(&request_id)?;
-                let project = self.client.inner.project.clone();
-                let path = ["projects", project.as_str(), "queries"];
-                // The request id makes a retried jobs.query safe: BigQuery runs it once.
-                let resp = self
-                    .client
-                    .send(Request::post(&path, &body, Idempotent::Yes)?)
-                    .await?;
-                read_page(resp, None).await?
-            }
+            None => Box::pin(self.rest_first_page(&request_id)).await?,
         };
         while !page.stats.is_complete() && !self.dry_run {
             let job = page.stats.job_reference.clone().ok_or_else(|| {
@@ -437,12 +430,15 @@ impl QueryBuilder {
             };
             let first = std::mem::take(&mut page.stats);
             page = match self.client.inner.transport {
-                Transport::Rest => self.rest_poll(&job, wait).await?,
+                Transport::Rest => Box::pin(self.rest_poll(&job, wait)).await?,
                 Transport::Grpc => {
-                    let resp = self
-                        .client
-                        .grpc_query_results(&job, None, self.page_size, Some(wait))
-                        .await?;
+                    let resp = Box::pin(self.client.grpc_query_results(
+                        &job,
+                        None,
+                        self.page_size,
+                        Some(wait),
+                    ))
+                    .await?;
                     grpc::results_page(resp, 0)?
                 }
             };
@@ -455,17 +451,31 @@ impl QueryBuilder {
             None => schema.to_arrow()?,
         };
         Ok(QueryResults {
-            ordered: has_order_by(&self.sql),
+            // Only a result read on after its first page needs to know.
+            ordered: page.stats.page_token.is_some() && has_order_by(&self.sql),
             use_storage_read: self.use_storage_read,
-            client: self.client,
+            client: self.client.clone(),
             page_size: self.page_size,
-            location: self.location,
+            location: self.location.clone(),
             rows_in_first: page.batches.iter().map(|b| b.num_rows() as u64).sum(),
             stats: page.stats,
             schema,
             arrow_schema,
             batches: page.batches,
         })
+    }
+
+    /// `jobs.query`: the first page of the result.
+    async fn rest_first_page(&self, request_id: &str) -> Result<Page> {
+        let body = self.request_body(request_id)?;
+        let project = self.client.inner.project.as_str();
+        let path = ["projects", project, "queries"];
+        // The request id makes a retried jobs.query safe: BigQuery runs it once.
+        let resp = self
+            .client
+            .send(Request::post(&path, &body, Idempotent::Yes)?)
+            .await?;
+        read_page(resp, None).await
     }
 
     /// One `jobs.getQueryResults` poll of `job` (its location filled from the query's),
@@ -507,7 +517,7 @@ impl QueryBuilder {
 
     /// Runs the query and collects every row as `T`.
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
-        self.rows().await?.try_collect().await
+        self.run().await?.fetch_all().await
     }
 }
 
@@ -619,6 +629,16 @@ impl QueryResults {
 
     /// Collects every row into `T`.
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
+        if self.stats.page_token.is_none() {
+            // The whole result is in the first response: decoded as `into_rows` would,
+            // without a stream around it.
+            let mut decoder = bigq_codec::de::RowDecoder::new();
+            let mut rows = Vec::with_capacity(self.rows_in_first as usize);
+            for batch in &self.batches {
+                decoder.decode_into(batch, &mut rows)?;
+            }
+            return Ok(rows);
+        }
         self.into_rows().try_collect().await
     }
 }
