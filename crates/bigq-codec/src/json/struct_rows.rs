@@ -151,11 +151,16 @@ impl<'a> Reader<'a> {
 
     #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
-        // One-byte varints (every tag and most lengths here) inline, the rest out of line.
-        match self.buf.get(self.pos) {
-            Some(&b) if b < 0x80 => {
+        // One- and two-byte varints (every tag, field numbers above 15 included, and most
+        // lengths here) inline, the rest out of line.
+        match self.buf.get(self.pos..self.pos + 2) {
+            Some(&[b, _]) if b < 0x80 => {
                 self.pos += 1;
                 Ok(u64::from(b))
+            }
+            Some(&[b, c]) if c < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(b & 0x7f) | u64::from(c) << 7)
             }
             _ => self.long_varint(),
         }
