@@ -1,8 +1,9 @@
 //! What bigq adds to a raw query call, measured in one process against one server: for each
 //! query scenario, a raw `JobService.Query` call (tonic, the generated client, Arrow results
 //! decoded into a `RecordBatch`) and a raw REST `jobs.query` (reqwest, the body parsed as
-//! JSON), interleaved with the same query through bigq on each transport
-//! (`fetch_all` into typed rows, so bigq does more work than the raw calls).
+//! JSON), interleaved with the same query through bigq on each transport, collected as Arrow
+//! batches (the raw gRPC call's work) and as typed rows (`fetch_all`, more work than either
+//! raw call does).
 //!
 //! ```sh
 //! target/release/bigq-emulator --port 9050 --grpc-port 9060 --project bench-project &
@@ -11,7 +12,12 @@
 //! ```
 //!
 //! Prints, per scenario and path, the median and the 10th/90th percentiles of the
-//! iterations' wall time, and bigq's median over the raw call's.
+//! iterations' wall time, bigq's median over the raw call's, and the median CPU time the
+//! client spent on a call. The runtime has one thread, so that thread's CPU time during a
+//! call is everything the client did for it (building and encoding the request, HTTP/2,
+//! decoding): the part of the wall time that is the client's, where the rest is the
+//! server's work and the loopback, the same for every path. bigq's CPU time minus the raw
+//! call's is what bigq adds.
 
 use std::time::{Duration, Instant};
 
@@ -36,7 +42,34 @@ struct Args {
     /// Scenarios (`query_const`, `query_1k`).
     #[arg(long, value_delimiter = ',', default_value = "query_const,query_1k")]
     only: Vec<String>,
+    /// The paths to run (see `PATHS`); one alone is for profiling the client on that path.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "raw-grpc,bigq-grpc,bigq-grpc-arrow,raw-rest,bigq-rest,bigq-rest-arrow"
+    )]
+    paths: Vec<String>,
+    /// Instead of interleaving the paths in this process, run each path alone in a process
+    /// of its own (`--iterations` calls), this many rounds, the paths in turns forwards and
+    /// backwards, and compare each bigq path with the raw call of the same round.
+    #[arg(long, default_value_t = 0)]
+    rounds: usize,
+    /// Print only the median wall time (ms) and client CPU time (µs) of the one path and
+    /// scenario run (a process started by `--rounds`).
+    #[arg(long, hide = true)]
+    machine: bool,
 }
+
+/// The paths, in the order of the table: name, label, and the raw call a bigq path is
+/// compared with.
+const PATHS: [(&str, &str, Option<usize>); 6] = [
+    ("raw-grpc", "raw gRPC Query", None),
+    ("bigq-grpc", "bigq gRPC, typed rows", Some(0)),
+    ("bigq-grpc-arrow", "bigq gRPC, Arrow batches", Some(0)),
+    ("raw-rest", "raw REST jobs.query", None),
+    ("bigq-rest", "bigq REST, typed rows", Some(3)),
+    ("bigq-rest-arrow", "bigq REST, Arrow batches", Some(3)),
+];
 
 /// A row of either scenario: `query_const` has one INT64 column, `query_1k` two.
 #[derive(Debug, Deserialize)]
@@ -51,7 +84,12 @@ struct Row {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let args = Args::parse();
-    if let Err(e) = run(args).await {
+    let done = if args.rounds > 0 {
+        rounds(&args)
+    } else {
+        run(args).await
+    };
+    if let Err(e) = done {
         eprintln!("query-overhead: {e}");
         std::process::exit(1);
     }
@@ -66,65 +104,204 @@ async fn run(args: Args) -> Result<(), String> {
         .tcp_nodelay(true)
         .build()
         .map_err(|e| e.to_string())?;
+    let known = |p: &String| PATHS.iter().any(|(name, ..)| name == p);
+    if let Some(p) = args.paths.iter().find(|p| !known(p)) {
+        let names: Vec<&str> = PATHS.iter().map(|(name, ..)| *name).collect();
+        return Err(format!("unknown path {p:?} (known: {})", names.join(", ")));
+    }
+    let chosen: Vec<usize> = (0..PATHS.len())
+        .filter(|&k| args.paths.iter().any(|p| p == PATHS[k].0))
+        .collect();
     let url = format!(
         "{}/bigquery/v2/projects/{}/queries",
         server.rest, server.project
     );
-    println!("| scenario | path | median ms | p10–p90 ms | bigq / raw |");
-    println!("|---|---|---|---|---|");
+    if !args.machine {
+        println!(
+            "| scenario | path | median ms | p10–p90 ms | bigq / raw | client CPU µs | bigq − raw CPU µs |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+    }
     for scenario in &args.only {
         let sql = scenario_sql(scenario, "");
         let expected =
             expected_rows(scenario).ok_or_else(|| format!("unknown scenario {scenario:?}"))?;
-        let mut times: [Vec<Duration>; 4] = Default::default();
+        let mut times: [Vec<Duration>; PATHS.len()] = Default::default();
+        let mut cpu: [Vec<Duration>; PATHS.len()] = Default::default();
         for i in 0..args.iterations + 10 {
-            // Interleaved, so that load changes hit every path alike.
-            let t = [
-                timed(raw_grpc(&channel, &server.project, &sql, expected)).await?,
-                timed(bigq_rows(&grpc_client, &sql, expected)).await?,
-                timed(raw_rest(&http, &url, &sql, expected)).await?,
-                timed(bigq_rows(&rest_client, &sql, expected)).await?,
-            ];
-            if i >= 10 {
-                for (k, d) in t.into_iter().enumerate() {
-                    times[k].push(d);
+            // Interleaved, so that load changes hit every path alike, and in turns forwards
+            // and backwards, so that no path always follows the same other.
+            let mut order = chosen.clone();
+            if i % 2 == 1 {
+                order.reverse();
+            }
+            for k in order {
+                let t = match k {
+                    0 => timed(raw_grpc(&channel, &server.project, &sql, expected)).await?,
+                    1 => timed(bigq_rows(&grpc_client, &sql, expected)).await?,
+                    2 => timed(bigq_batches(&grpc_client, &sql, expected)).await?,
+                    3 => timed(raw_rest(&http, &url, &sql, expected)).await?,
+                    4 => timed(bigq_rows(&rest_client, &sql, expected)).await?,
+                    _ => timed(bigq_batches(&rest_client, &sql, expected)).await?,
+                };
+                if i >= 10 {
+                    times[k].push(t.wall);
+                    cpu[k].push(t.cpu);
                 }
             }
         }
-        let names = [
-            "raw gRPC Query",
-            "bigq gRPC",
-            "raw REST jobs.query",
-            "bigq REST",
-        ];
         let medians: Vec<f64> = times.iter_mut().map(|t| percentile(t, 0.5)).collect();
-        for (k, t) in times.iter_mut().enumerate() {
-            let ratio = match k {
-                1 => format!("{:.3}", medians[1] / medians[0]),
-                3 => format!("{:.3}", medians[3] / medians[2]),
-                _ => String::new(),
+        let cpu_us: Vec<f64> = cpu.iter_mut().map(|t| percentile(t, 0.5) * 1e3).collect();
+        if args.machine {
+            for &k in &chosen {
+                println!("{} {}", medians[k], cpu_us[k]);
+            }
+            continue;
+        }
+        for &k in &chosen {
+            let (ratio, added) = match PATHS[k].2 {
+                Some(raw) if chosen.contains(&raw) => (
+                    format!("{:.3}", medians[k] / medians[raw]),
+                    format!("{:+.1}", cpu_us[k] - cpu_us[raw]),
+                ),
+                _ => (String::new(), String::new()),
             };
+            let t = &mut times[k];
             println!(
-                "| {scenario} | {} | {:.3} | {:.3}–{:.3} | {ratio} |",
-                names[k],
+                "| {scenario} | {} | {:.3} | {:.3}–{:.3} | {ratio} | {:.1} | {added} |",
+                PATHS[k].1,
                 medians[k],
                 percentile(t, 0.1),
                 percentile(t, 0.9),
+                cpu_us[k],
             );
         }
     }
     Ok(())
 }
 
-async fn timed(f: impl Future<Output = Result<(), String>>) -> Result<Duration, String> {
-    let started = Instant::now();
-    f.await?;
-    Ok(started.elapsed())
+/// `--rounds`: each path alone in a process of its own, round after round; per bigq path,
+/// the median over the rounds of its median over the raw call's median in the same round.
+fn rounds(args: &Args) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let chosen: Vec<usize> = (0..PATHS.len())
+        .filter(|&k| args.paths.iter().any(|p| p == PATHS[k].0))
+        .collect();
+    println!(
+        "| scenario | path | median ms | bigq / raw, median of the rounds (p25–p75) | client CPU µs | bigq − raw CPU µs (p25–p75) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for scenario in &args.only {
+        // Per path, per round: (median wall ms, median client CPU µs).
+        let mut got: Vec<Vec<(f64, f64)>> = vec![Vec::new(); PATHS.len()];
+        for round in 0..args.rounds {
+            let mut order = chosen.clone();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for k in order {
+                let out = std::process::Command::new(&exe)
+                    .args(["--rest", &args.server.rest, "--grpc", &args.server.grpc])
+                    .args(["--project", &args.server.project, "--machine"])
+                    .args(["--iterations", &args.iterations.to_string()])
+                    .args(["--only", scenario, "--paths", PATHS[k].0])
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                let text = String::from_utf8_lossy(&out.stdout);
+                let nums: Vec<f64> = text
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
+                let [wall, cpu] = nums[..] else {
+                    return Err(format!(
+                        "{} on {scenario}: {text}{}",
+                        PATHS[k].0,
+                        String::from_utf8_lossy(&out.stderr)
+                    ));
+                };
+                got[k].push((wall, cpu));
+            }
+        }
+        for &k in &chosen {
+            let mut wall: Vec<f64> = got[k].iter().map(|r| r.0).collect();
+            let mut cpu: Vec<f64> = got[k].iter().map(|r| r.1).collect();
+            let (ratio, added) = match PATHS[k].2 {
+                Some(raw) if chosen.contains(&raw) => {
+                    let pairs = got[k].iter().zip(&got[raw]);
+                    let mut ratios: Vec<f64> = pairs.clone().map(|(b, r)| b.0 / r.0).collect();
+                    let mut more: Vec<f64> = pairs.map(|(b, r)| b.1 - r.1).collect();
+                    (
+                        format!(
+                            "{:.3} ({:.3}–{:.3})",
+                            quantile(&mut ratios, 0.5),
+                            quantile(&mut ratios, 0.25),
+                            quantile(&mut ratios, 0.75)
+                        ),
+                        format!(
+                            "{:+.1} ({:+.1} to {:+.1})",
+                            quantile(&mut more, 0.5),
+                            quantile(&mut more, 0.25),
+                            quantile(&mut more, 0.75)
+                        ),
+                    )
+                }
+                _ => (String::new(), String::new()),
+            };
+            println!(
+                "| {scenario} | {} | {:.3} | {ratio} | {:.1} | {added} |",
+                PATHS[k].1,
+                quantile(&mut wall, 0.5),
+                quantile(&mut cpu, 0.5),
+            );
+        }
+    }
+    Ok(())
 }
 
-/// The `p` quantile of `t`, in milliseconds.
+/// The `p` quantile of `v` (NaN for none).
+fn quantile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// A call's wall time and this thread's CPU time during it.
+#[derive(Clone, Copy, Default)]
+struct Timed {
+    wall: Duration,
+    cpu: Duration,
+}
+
+async fn timed(f: impl Future<Output = Result<(), String>>) -> Result<Timed, String> {
+    let cpu = thread_cpu();
+    let started = Instant::now();
+    f.await?;
+    Ok(Timed {
+        wall: started.elapsed(),
+        cpu: thread_cpu().saturating_sub(cpu),
+    })
+}
+
+/// CPU time of the calling thread so far.
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given; the clock id is a constant
+    // Linux always has.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The `p` quantile of `t`, in milliseconds (NaN for no times).
 fn percentile(t: &mut [Duration], p: f64) -> f64 {
-    t.sort();
+    if t.is_empty() {
+        return f64::NAN;
+    }
+    t.sort_unstable();
     let i = ((t.len() - 1) as f64 * p).round() as usize;
     t[i].as_secs_f64() * 1e3
 }
@@ -136,6 +313,18 @@ async fn bigq_rows(client: &Client, sql: &str, expected: usize) -> Result<(), St
         .await
         .map_err(|e| e.to_string())?;
     check(rows.len(), expected)
+}
+
+async fn bigq_batches(client: &Client, sql: &str, expected: usize) -> Result<(), String> {
+    let batches: Vec<RecordBatch> = client
+        .query(sql)
+        .batches()
+        .await
+        .map_err(|e| e.to_string())?
+        .try_collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    check(batches.iter().map(|b| b.num_rows()).sum(), expected)
 }
 
 fn check(got: usize, expected: usize) -> Result<(), String> {
