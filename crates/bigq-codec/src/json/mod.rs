@@ -396,7 +396,10 @@ impl ResponseDecoder {
                     let mut scratch = std::mem::take(&mut self.scratch);
                     let key = cur
                         .string(&mut scratch)
-                        .map(|k| String::from_utf8_lossy(k).into_owned());
+                        .map(|k| match std::str::from_utf8(k) {
+                            Ok(k) => k.to_owned(),
+                            Err(_) => String::from_utf8_lossy(k).into_owned(),
+                        });
                     self.scratch = scratch;
                     let key = key?;
                     cur.expect(b':')?;
@@ -429,8 +432,8 @@ impl ResponseDecoder {
                     )
                 })?;
                 if key == "schema" {
-                    let schema: TableSchema =
-                        serde_json::from_value(value.clone()).map_err(|e| {
+                    let schema =
+                        <TableSchema as serde::Deserialize>::deserialize(&value).map_err(|e| {
                             Stop::Error(
                                 CodecError::schema(format!("malformed schema: {e}"))
                                     .with_offset(start as u64),

@@ -104,9 +104,12 @@ impl QueryBuilder {
         let request = encoded(&self.grpc_request(request_id, wait)?);
         let client = &self.client;
         let resp = client
-            .v2_unary("Query", &client.inner.project, request, |ch, req| async move {
-                with_rows(ch, req, QUERY, QUERY_RESPONSE_ROWS_TAG).await
-            })
+            .v2_unary(
+                "Query",
+                &client.inner.project,
+                request,
+                |ch, req| async move { with_rows(ch, req, QUERY, QUERY_RESPONSE_ROWS_TAG).await },
+            )
             .await
             .map_err(invalid_query)?;
         let storage_read = self.use_storage_read && client.inner.storage_for_queries;

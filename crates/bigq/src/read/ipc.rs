@@ -34,8 +34,8 @@ impl IpcDecoder {
     /// A decoder for batches of the IPC-serialized `schema` (one schema message, optionally
     /// followed by the end-of-stream marker, as some servers send it).
     pub(crate) fn new(schema: &[u8]) -> Result<Self> {
-        let (prefix, len) = message_prefix(schema)
-            .ok_or_else(|| bad("the serialized schema is truncated"))?;
+        let (prefix, len) =
+            message_prefix(schema).ok_or_else(|| bad("the serialized schema is truncated"))?;
         if len == 0 || prefix + len > schema.len() {
             return Err(bad("the serialized schema is truncated"));
         }
@@ -416,9 +416,9 @@ pub(crate) mod tests {
     /// server might).
     #[test]
     fn decodes_dictionaries_sent_before_the_batch() {
-        let values = arrow_array::DictionaryArray::<arrow_array::types::Int32Type>::from_iter(
-            ["red", "green", "red", "blue", "green"],
-        );
+        let values = arrow_array::DictionaryArray::<arrow_array::types::Int32Type>::from_iter([
+            "red", "green", "red", "blue", "green",
+        ]);
         let schema = Arc::new(Schema::new(vec![Field::new(
             "colour",
             arrow_array::Array::data_type(&values).clone(),
