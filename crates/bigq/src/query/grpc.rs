@@ -108,7 +108,7 @@ impl QueryBuilder {
                 "Query",
                 &client.inner.project,
                 request,
-                |ch, req| async move { with_rows(ch, req, QUERY, QUERY_RESPONSE_ROWS_TAG).await },
+                |ch, req| async move { with_rows(ch, req, QUERY).await },
             )
             .await
             .map_err(invalid_query)?;
@@ -195,31 +195,79 @@ fn int64_timestamps() -> pb::DataFormatOptions {
 #[derive(Debug, Default)]
 pub(crate) struct WithRows<M> {
     pub(crate) message: M,
-    /// The rows as a REST body, `{"rows":[...]}`.
+    /// The rows as a REST body, `{"rows":[...]}` (empty when there are none).
     pub(crate) body: Vec<u8>,
     /// How many rows `body` holds.
     pub(crate) rows: usize,
 }
 
-impl<M: prost::Message + Default> WithRows<M> {
+/// A v2 response that may carry struct-encoded rows.
+pub(crate) trait RowsResponse: prost::Message + Default + Send + 'static {
+    /// The field number of its `rows`.
+    const ROWS_TAG: u32;
+    /// Whether its rows are rarely there (a `Query` answered in Arrow, as bigq asks):
+    /// then prost decodes the message first and the wire is split only when rows did come,
+    /// rather than every message walked twice.
+    const ROWS_RARE: bool;
+    fn take_rows(&mut self) -> Vec<gcloud_sdk::prost_types::Struct>;
+}
+
+impl RowsResponse for pb::QueryResponse {
+    const ROWS_TAG: u32 = QUERY_RESPONSE_ROWS_TAG;
+    const ROWS_RARE: bool = true;
+    fn take_rows(&mut self) -> Vec<gcloud_sdk::prost_types::Struct> {
+        std::mem::take(&mut self.rows)
+    }
+}
+
+impl RowsResponse for pb::GetQueryResultsResponse {
+    const ROWS_TAG: u32 = GET_QUERY_RESULTS_ROWS_TAG;
+    const ROWS_RARE: bool = false;
+    fn take_rows(&mut self) -> Vec<gcloud_sdk::prost_types::Struct> {
+        std::mem::take(&mut self.rows)
+    }
+}
+
+impl<M: RowsResponse> WithRows<M> {
     /// `message` as it arrives: encoded, then split.
     #[cfg(test)]
-    pub(crate) fn from_message(message: &M, rows_tag: u32) -> Self {
-        decode_with_rows(&message.encode_to_vec(), rows_tag).unwrap()
+    pub(crate) fn from_message(message: &M) -> Self {
+        decode_with_rows(message.encode_to_vec().into()).unwrap()
     }
 }
 
 const QUERY: &str = "/google.cloud.bigquery.v2.JobService/Query";
 const GET_QUERY_RESULTS: &str = "/google.cloud.bigquery.v2.JobService/GetQueryResults";
 
-fn decode_with_rows<M: prost::Message + Default>(
-    bytes: &[u8],
-    rows_tag: u32,
+fn decode_with_rows<M: RowsResponse>(
+    bytes: bytes::Bytes,
 ) -> std::result::Result<WithRows<M>, tonic::Status> {
-    let split = split_struct_rows(bytes, rows_tag)
-        .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
-    let message = M::decode(&*split.rest)
-        .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))?;
+    let bad =
+        |e: &dyn std::fmt::Display| tonic::Status::internal(format!("decoding the response: {e}"));
+    if M::ROWS_RARE {
+        // From `Bytes`, prost takes its bytes fields (the Arrow schema and batch) as slices
+        // and copies each once into its `Vec`.
+        let mut message = M::decode(bytes.clone()).map_err(|e| bad(&e))?;
+        if message.take_rows().is_empty() {
+            return Ok(WithRows {
+                message,
+                body: Vec::new(),
+                rows: 0,
+            });
+        }
+        let split = split_struct_rows(&bytes, M::ROWS_TAG).map_err(|e| bad(&e))?;
+        return Ok(WithRows {
+            message,
+            body: split.body,
+            rows: split.rows,
+        });
+    }
+    let split = split_struct_rows(&bytes, M::ROWS_TAG).map_err(|e| bad(&e))?;
+    let message = match split.rest {
+        std::borrow::Cow::Borrowed(_) => M::decode(bytes.clone()),
+        std::borrow::Cow::Owned(rest) => M::decode(rest.as_slice()),
+    }
+    .map_err(|e| bad(&e))?;
     Ok(WithRows {
         message,
         body: split.body,
@@ -230,14 +278,10 @@ fn decode_with_rows<M: prost::Message + Default>(
 /// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`: the
 /// request already encoded (see [`encoded`]), [`decode_with_rows`] for the response.
 struct RowsCodec<Resp> {
-    rows_tag: u32,
     _types: std::marker::PhantomData<fn() -> Resp>,
 }
 
-impl<Resp> tonic::codec::Codec for RowsCodec<Resp>
-where
-    Resp: prost::Message + Default + Send + 'static,
-{
+impl<Resp: RowsResponse> tonic::codec::Codec for RowsCodec<Resp> {
     type Encode = bytes::Bytes;
     type Decode = WithRows<Resp>;
     type Encoder = EncodedRequest;
@@ -249,7 +293,6 @@ where
 
     fn decoder(&mut self) -> Self::Decoder {
         RowsDecoder {
-            rows_tag: self.rows_tag,
             _types: std::marker::PhantomData,
         }
     }
@@ -280,11 +323,10 @@ impl tonic::codec::Encoder for EncodedRequest {
 }
 
 struct RowsDecoder<Resp> {
-    rows_tag: u32,
     _types: std::marker::PhantomData<fn() -> Resp>,
 }
 
-impl<Resp: prost::Message + Default> tonic::codec::Decoder for RowsDecoder<Resp> {
+impl<Resp: RowsResponse> tonic::codec::Decoder for RowsDecoder<Resp> {
     type Item = WithRows<Resp>;
     type Error = tonic::Status;
 
@@ -293,33 +335,21 @@ impl<Resp: prost::Message + Default> tonic::codec::Decoder for RowsDecoder<Resp>
         buf: &mut tonic::codec::DecodeBuf<'_>,
     ) -> std::result::Result<Option<WithRows<Resp>>, tonic::Status> {
         use bytes::Buf;
-        let len = buf.remaining();
-        // tonic hands over a whole message in one contiguous buffer.
-        let out = if buf.chunk().len() == len {
-            let out = decode_with_rows(buf.chunk(), self.rows_tag);
-            buf.advance(len);
-            out
-        } else {
-            decode_with_rows(&buf.copy_to_bytes(len), self.rows_tag)
-        };
-        out.map(Some)
+        // The message as a slice of tonic's receive buffer, not a copy.
+        let message = buf.copy_to_bytes(buf.remaining());
+        decode_with_rows(message).map(Some)
     }
 }
 
 /// A unary `JobService` call at `path` with [`RowsCodec`] (what the generated client's
 /// method does, with another codec).
-async fn with_rows<Resp>(
+async fn with_rows<Resp: RowsResponse>(
     channel: tonic::transport::Channel,
     request: tonic::Request<bytes::Bytes>,
     path: &'static str,
-    rows_tag: u32,
-) -> std::result::Result<tonic::Response<WithRows<Resp>>, tonic::Status>
-where
-    Resp: prost::Message + Default + Send + 'static,
-{
+) -> std::result::Result<tonic::Response<WithRows<Resp>>, tonic::Status> {
     let mut grpc = ready_client(channel).await?;
     let codec = RowsCodec {
-        rows_tag,
         _types: std::marker::PhantomData,
     };
     grpc.unary(request, http::uri::PathAndQuery::from_static(path), codec)
@@ -351,9 +381,7 @@ impl Client {
             "GetQueryResults",
             &job.project_id,
             request,
-            |ch, req| async move {
-                with_rows(ch, req, GET_QUERY_RESULTS, GET_QUERY_RESULTS_ROWS_TAG).await
-            },
+            |ch, req| async move { with_rows(ch, req, GET_QUERY_RESULTS).await },
         )
         .await
     }
@@ -550,16 +578,13 @@ mod tests {
             rows: rows.to_vec(),
             ..Default::default()
         };
-        let split = WithRows::from_message(&resp, GET_QUERY_RESULTS_ROWS_TAG);
+        let split = WithRows::from_message(&resp);
         assert!(split.message.rows.is_empty());
         json_rows(&split.body, schema, rows_before)
     }
 
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
-        super::query_response_page(
-            WithRows::from_message(&resp, QUERY_RESPONSE_ROWS_TAG),
-            storage_read,
-        )
+        super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
 
     fn v(kind: Kind) -> prost_types::Value {
@@ -657,6 +682,46 @@ mod tests {
         assert!(rec.is_null(1));
     }
 
+    /// A `Query` response answered with struct-encoded rows rather than the Arrow asked for
+    /// (decoded by prost first, then split because rows came) gives the same rows as a
+    /// `GetQueryResults` page (split first).
+    #[test]
+    fn query_responses_with_struct_rows_decode_like_result_pages() {
+        let rows = vec![
+            s(vec![(
+                "f",
+                cells(vec![
+                    text("1"),
+                    text("a"),
+                    list(vec![]),
+                    v(Kind::NullValue(0)),
+                ]),
+            )]),
+            s(vec![(
+                "f",
+                cells(vec![
+                    text("2"),
+                    v(Kind::NullValue(0)),
+                    list(vec![]),
+                    v(Kind::NullValue(0)),
+                ]),
+            )]),
+        ];
+        let resp = pb::QueryResponse {
+            schema: Some(schema()),
+            rows: rows.clone(),
+            job_complete: Some(true),
+            query_id: "q1".into(),
+            ..Default::default()
+        };
+        let split = WithRows::from_message(&resp);
+        assert_eq!((split.rows, split.message.rows.len()), (2, 0));
+        assert_eq!(split.message.query_id, "q1");
+        let page = query_response_page(resp, false).unwrap();
+        let expected = struct_rows(&rows, &schema_from_proto(&schema()), 0).unwrap();
+        assert_eq!(page.batches, expected);
+    }
+
     #[test]
     fn a_bad_cell_names_its_column_and_row() {
         let rows = vec![s(vec![(
@@ -729,10 +794,7 @@ mod first_page {
     use super::*;
 
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
-        super::query_response_page(
-            WithRows::from_message(&resp, QUERY_RESPONSE_ROWS_TAG),
-            storage_read,
-        )
+        super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
     use crate::read::ipc::tests::{batch, batch_message, schema_stream};
 
@@ -760,6 +822,9 @@ mod first_page {
     #[test]
     fn rows_storage_read_returns_again_are_not_decoded() {
         let rows = |page: &Page| page.batches.iter().map(|b| b.num_rows()).sum::<usize>();
+        // An Arrow response has no struct rows to split out.
+        let arrow = WithRows::from_message(&response(""));
+        assert_eq!((arrow.rows, arrow.body.len()), (0, 0));
         // More pages and Storage Read allowed: the first page's rows would be read twice.
         let page = query_response_page(response("more"), true).unwrap();
         assert_eq!(rows(&page), 0);
