@@ -5,6 +5,8 @@
 //! cargo build --release -p bigq-bench --example profile_arrow_serde
 //! perf record -g target/release/examples/profile_arrow_serde bigq 10
 //! target/release/examples/profile_arrow_serde compare 15
+//! # both decoders with mimalloc as the global allocator instead of glibc's malloc
+//! cargo build --release -p bigq-bench --example profile_arrow_serde --features mimalloc
 //! ```
 //!
 //! `bigq`, `bigq-in-place`, `bigq-std`, `bigquery` and `bigquery-std` decode the table `rounds` times; `compare` alternates
@@ -28,6 +30,12 @@ use bigquery::BigQueryWriteCodecBench;
 use std::time::{Duration, Instant};
 
 use scan_table::*;
+
+/// With `--features mimalloc`, every decoder in this binary allocates through mimalloc
+/// instead of glibc's malloc.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Nanoseconds this thread has run on a CPU (Linux `schedstat`), if known.
 fn on_cpu() -> Option<u64> {
