@@ -152,6 +152,15 @@ impl Measured {
     }
 }
 
+/// The `p` quantile of `v` (the element at rank `round((n - 1) * p)`; NaN for none).
+pub fn quantile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
 /// User + system CPU seconds of this process so far.
 pub fn cpu_seconds() -> f64 {
     let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();

@@ -22,7 +22,7 @@
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
-use bench_compare::{ServerArgs, expected_rows, scenario_sql};
+use bench_compare::{ServerArgs, expected_rows, quantile, scenario_sql};
 use bigq::{Client, Transport};
 use clap::Parser;
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
@@ -258,15 +258,6 @@ fn rounds(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The `p` quantile of `v` (NaN for none).
-fn quantile(v: &mut [f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * p).round() as usize]
-}
-
 /// A call's wall time and this thread's CPU time during it.
 #[derive(Clone, Copy, Default)]
 struct Timed {
@@ -297,13 +288,9 @@ fn thread_cpu() -> Duration {
 }
 
 /// The `p` quantile of `t`, in milliseconds (NaN for no times).
-fn percentile(t: &mut [Duration], p: f64) -> f64 {
-    if t.is_empty() {
-        return f64::NAN;
-    }
-    t.sort_unstable();
-    let i = ((t.len() - 1) as f64 * p).round() as usize;
-    t[i].as_secs_f64() * 1e3
+fn percentile(t: &[Duration], p: f64) -> f64 {
+    let mut ms: Vec<f64> = t.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    quantile(&mut ms, p)
 }
 
 async fn bigq_rows(client: &Client, sql: &str, expected: usize) -> Result<(), String> {

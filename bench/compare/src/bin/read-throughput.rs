@@ -141,8 +141,7 @@ async fn bigq_read(
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    bench_compare::quantile(v, 0.5)
 }
 
 async fn run(args: Args) -> Result<(), String> {
