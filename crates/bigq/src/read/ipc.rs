@@ -458,6 +458,26 @@ pub(crate) mod tests {
         assert_eq!(d.decode_kept(legacy).unwrap(), b);
     }
 
+    /// What `decode` returns holds nothing of its message, compressed or not.
+    #[test]
+    fn decoded_batches_hold_nothing_of_their_message() {
+        let b = half_compressible(8192);
+        for c in [None, Some(CompressionType::LZ4_FRAME)] {
+            let message = bytes::Bytes::from(batch_message(&b, c));
+            let at = message.as_ptr() as usize;
+            let range = at..at + message.len();
+            let mut d = IpcDecoder::new(&schema_stream(&b)).unwrap();
+            let decoded = d.decode(message.clone()).unwrap();
+            let held: usize = decoded
+                .columns()
+                .iter()
+                .map(|col| bytes_inside(&col.to_data(), &range))
+                .sum();
+            assert_eq!(held, 0, "{c:?}");
+            assert_eq!(decoded, b, "{c:?}");
+        }
+    }
+
     #[test]
     fn rejects_garbage() {
         assert!(IpcDecoder::new(&[]).is_err());
