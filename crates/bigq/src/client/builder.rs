@@ -196,6 +196,11 @@ impl ClientBuilder {
         } else {
             format!("{root}/bigquery/v2")
         };
+        let rest_base_url = reqwest::Url::parse(&rest_base)
+            .map_err(|e| Error::config(format!("invalid endpoint: {e}")))?;
+        if rest_base_url.cannot_be_a_base() {
+            return Err(Error::config("the endpoint cannot have a path"));
+        }
         // Queries read large results through the Storage API only where it is the same
         // service as the REST side: both Google's, or a Storage endpoint set explicitly.
         // A REST emulator alone must not send reads to Google.
@@ -254,6 +259,7 @@ impl ClientBuilder {
                 project,
                 location: self.location,
                 rest_base,
+                rest_base_url,
                 http,
                 grpc,
                 transport: self.transport,
@@ -338,6 +344,15 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("http://"), "{e}");
+        // An endpoint that is not a URL fails when the client is built, not at its first call.
+        let e = Client::builder()
+            .with_project("p")
+            .with_endpoint("http://bad host:80")
+            .with_credentials(Credentials::anonymous())
+            .build()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("invalid endpoint"), "{e}");
     }
 
     /// With gRPC the client connects while it is built, before any call, on one connection

@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     pub(crate) location: Option<String>,
     /// `{root}/bigquery/v2`, no trailing slash.
     pub(crate) rest_base: String,
+    /// `rest_base` parsed, once.
+    pub(crate) rest_base_url: reqwest::Url,
     pub(crate) http: reqwest::Client,
     /// The Storage API's gRPC channel, connected on first use.
     pub(crate) grpc: grpc::GrpcChannel,

@@ -143,8 +143,7 @@ pub(crate) fn transport_error(e: reqwest::Error) -> Error {
 
 impl Client {
     fn url(&self, path: &[&str]) -> Result<reqwest::Url> {
-        let mut url = reqwest::Url::parse(&self.inner.rest_base)
-            .map_err(|e| Error::config(format!("invalid endpoint: {e}")))?;
+        let mut url = self.inner.rest_base_url.clone();
         url.path_segments_mut()
             .map_err(|_| Error::config("the endpoint cannot have a path"))?
             .extend(path);
