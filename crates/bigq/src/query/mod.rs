@@ -517,7 +517,7 @@ impl QueryBuilder {
 
     /// Runs the query and collects every row as `T`.
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
-        self.run().await?.fetch_all().await
+        self.rows().await?.try_collect().await
     }
 }
 
@@ -629,16 +629,6 @@ impl QueryResults {
 
     /// Collects every row into `T`.
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
-        if self.stats.page_token.is_none() {
-            // The whole result is in the first response: decoded as `into_rows` would,
-            // without a stream around it.
-            let mut decoder = bigq_codec::de::RowDecoder::new();
-            let mut rows = Vec::with_capacity(self.rows_in_first as usize);
-            for batch in &self.batches {
-                decoder.decode_into(batch, &mut rows)?;
-            }
-            return Ok(rows);
-        }
         self.into_rows().try_collect().await
     }
 }

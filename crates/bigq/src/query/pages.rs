@@ -180,6 +180,11 @@ impl BatchStream {
         }
     }
 
+    /// The next batch if it is already in memory.
+    pub(crate) fn pop_buffered(&mut self) -> Option<RecordBatch> {
+        self.buffered.pop_front()
+    }
+
     /// Whether the batches come through the Storage Read API rather than REST pages.
     pub fn is_storage_read(&self) -> bool {
         self.other.is_some()

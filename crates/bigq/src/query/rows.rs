@@ -60,10 +60,22 @@ impl<T: DeserializeOwned> RowStream<T> {
         }
     }
 
-    /// Collects every row.
-    pub async fn try_collect(self) -> Result<Vec<T>> {
+    /// Collects every row. Rows and batches already in memory (a result's first page) go
+    /// straight into the vector; only what is still to come goes through the stream.
+    pub async fn try_collect(mut self) -> Result<Vec<T>> {
         use futures::TryStreamExt;
-        TryStreamExt::try_collect(self).await
+        let mut out: Vec<T> = std::mem::take(&mut self.rows).collect();
+        if self.decoded.is_none() && !self.failed {
+            while let Some(batch) = self.batches.pop_buffered() {
+                if let Err(e) = self.decoder.decode_into(&batch, &mut out) {
+                    return Err(e.into());
+                }
+            }
+        }
+        while let Some(row) = self.try_next().await? {
+            out.push(row);
+        }
+        Ok(out)
     }
 }
 
