@@ -198,9 +198,6 @@ impl ClientBuilder {
         };
         let rest_base_url = reqwest::Url::parse(&rest_base)
             .map_err(|e| Error::config(format!("invalid endpoint: {e}")))?;
-        if rest_base_url.cannot_be_a_base() {
-            return Err(Error::config("the endpoint cannot have a path"));
-        }
         // Queries read large results through the Storage API only where it is the same
         // service as the REST side: both Google's, or a Storage endpoint set explicitly.
         // A REST emulator alone must not send reads to Google.
