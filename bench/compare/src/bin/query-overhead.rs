@@ -104,14 +104,7 @@ async fn run(args: Args) -> Result<(), String> {
         .tcp_nodelay(true)
         .build()
         .map_err(|e| e.to_string())?;
-    let known = |p: &String| PATHS.iter().any(|(name, ..)| name == p);
-    if let Some(p) = args.paths.iter().find(|p| !known(p)) {
-        let names: Vec<&str> = PATHS.iter().map(|(name, ..)| *name).collect();
-        return Err(format!("unknown path {p:?} (known: {})", names.join(", ")));
-    }
-    let chosen: Vec<usize> = (0..PATHS.len())
-        .filter(|&k| args.paths.iter().any(|p| p == PATHS[k].0))
-        .collect();
+    let chosen = chosen_paths(&args)?;
     let url = format!(
         "{}/bigquery/v2/projects/{}/queries",
         server.rest, server.project
@@ -126,16 +119,12 @@ async fn run(args: Args) -> Result<(), String> {
         let sql = scenario_sql(scenario, "");
         let expected =
             expected_rows(scenario).ok_or_else(|| format!("unknown scenario {scenario:?}"))?;
-        let mut times: [Vec<Duration>; PATHS.len()] = Default::default();
-        let mut cpu: [Vec<Duration>; PATHS.len()] = Default::default();
+        // Per path: wall times in ms, client CPU times in µs.
+        let mut times: [Vec<f64>; PATHS.len()] = Default::default();
+        let mut cpu: [Vec<f64>; PATHS.len()] = Default::default();
         for i in 0..args.iterations + 10 {
-            // Interleaved, so that load changes hit every path alike, and in turns forwards
-            // and backwards, so that no path always follows the same other.
-            let mut order = chosen.clone();
-            if i % 2 == 1 {
-                order.reverse();
-            }
-            for k in order {
+            // Interleaved, so that load changes hit every path alike.
+            for k in in_turns(&chosen, i) {
                 let t = match k {
                     0 => timed(raw_grpc(&channel, &server.project, &sql, expected)).await?,
                     1 => timed(bigq_rows(&grpc_client, &sql, expected)).await?,
@@ -145,13 +134,13 @@ async fn run(args: Args) -> Result<(), String> {
                     _ => timed(bigq_batches(&rest_client, &sql, expected)).await?,
                 };
                 if i >= 10 {
-                    times[k].push(t.wall);
-                    cpu[k].push(t.cpu);
+                    times[k].push(t.wall.as_secs_f64() * 1e3);
+                    cpu[k].push(t.cpu.as_secs_f64() * 1e6);
                 }
             }
         }
-        let medians: Vec<f64> = times.iter_mut().map(|t| percentile(t, 0.5)).collect();
-        let cpu_us: Vec<f64> = cpu.iter_mut().map(|t| percentile(t, 0.5) * 1e3).collect();
+        let medians: Vec<f64> = times.iter_mut().map(|t| quantile(t, 0.5)).collect();
+        let cpu_us: Vec<f64> = cpu.iter_mut().map(|t| quantile(t, 0.5)).collect();
         if args.machine {
             for &k in &chosen {
                 println!("{} {}", medians[k], cpu_us[k]);
@@ -171,8 +160,8 @@ async fn run(args: Args) -> Result<(), String> {
                 "| {scenario} | {} | {:.3} | {:.3}–{:.3} | {ratio} | {:.1} | {added} |",
                 PATHS[k].1,
                 medians[k],
-                percentile(t, 0.1),
-                percentile(t, 0.9),
+                quantile(t, 0.1),
+                quantile(t, 0.9),
                 cpu_us[k],
             );
         }
@@ -180,13 +169,33 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The indices in `PATHS` of the paths asked for, or which name is unknown.
+fn chosen_paths(args: &Args) -> Result<Vec<usize>, String> {
+    let known = |p: &String| PATHS.iter().any(|(name, ..)| name == p);
+    if let Some(p) = args.paths.iter().find(|p| !known(p)) {
+        let names: Vec<&str> = PATHS.iter().map(|(name, ..)| *name).collect();
+        return Err(format!("unknown path {p:?} (known: {})", names.join(", ")));
+    }
+    Ok((0..PATHS.len())
+        .filter(|&k| args.paths.iter().any(|p| p == PATHS[k].0))
+        .collect())
+}
+
+/// The paths in the order of turn `i`: forwards, then backwards, so that no path always
+/// follows the same other.
+fn in_turns(chosen: &[usize], i: usize) -> Vec<usize> {
+    let mut order = chosen.to_vec();
+    if i % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 /// `--rounds`: each path alone in a process of its own, round after round; per bigq path,
 /// the median over the rounds of its median over the raw call's median in the same round.
 fn rounds(args: &Args) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let chosen: Vec<usize> = (0..PATHS.len())
-        .filter(|&k| args.paths.iter().any(|p| p == PATHS[k].0))
-        .collect();
+    let chosen = chosen_paths(args)?;
     println!(
         "| scenario | path | median ms | bigq / raw, median of the rounds (p25–p75) | client CPU µs | bigq − raw CPU µs (p25–p75) |"
     );
@@ -195,11 +204,7 @@ fn rounds(args: &Args) -> Result<(), String> {
         // Per path, per round: (median wall ms, median client CPU µs).
         let mut got: Vec<Vec<(f64, f64)>> = vec![Vec::new(); PATHS.len()];
         for round in 0..args.rounds {
-            let mut order = chosen.clone();
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for k in order {
+            for k in in_turns(&chosen, round) {
                 let out = std::process::Command::new(&exe)
                     .args(["--rest", &args.server.rest, "--grpc", &args.server.grpc])
                     .args(["--project", &args.server.project, "--machine"])
@@ -287,11 +292,6 @@ fn thread_cpu() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
-/// The `p` quantile of `t`, in milliseconds (NaN for no times).
-fn percentile(t: &[Duration], p: f64) -> f64 {
-    let mut ms: Vec<f64> = t.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    quantile(&mut ms, p)
-}
 
 async fn bigq_rows(client: &Client, sql: &str, expected: usize) -> Result<(), String> {
     let rows: Vec<Row> = client
