@@ -292,7 +292,6 @@ fn thread_cpu() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
-
 async fn bigq_rows(client: &Client, sql: &str, expected: usize) -> Result<(), String> {
     let rows: Vec<Row> = client
         .query(sql)
