@@ -2,8 +2,7 @@
 //! every scenario over both transports, REST (`rest::`) and the v2 gRPC services
 //! (`grpc::`), with large results read through the emulator's Storage Read side.
 
-mod common;
-mod scenarios;
+use crate::scenarios;
 
 use bigq::{Client, Transport};
 use bigq_emulator::Emulator;

@@ -3,8 +3,8 @@
 //! NUMERIC padded to scale 9, TIMESTAMP always int64, no short query mode, `destinationTable` of query jobs ignored); the
 //! tests work around them and never rely on them.
 
-mod common;
-mod scenarios;
+use crate::common;
+use crate::scenarios;
 
 #[tokio::test]
 async fn create_insert_query_typed_and_arrow() {

@@ -1,5 +1,5 @@
 //! Client scenarios run against every server the tests have: bigq-emulator in-process
-//! (`tests/emulator.rs`) and bqemulator as a second opinion (`tests/bqemulator.rs`).
+//! (`tests/integration/emulator.rs`) and bqemulator as a second opinion (`tests/integration/bqemulator.rs`).
 #![allow(dead_code)]
 
 use bigq::Client;

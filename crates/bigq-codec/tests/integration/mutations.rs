@@ -2,7 +2,7 @@
 //! mutant either fails with a useful error (a message; a bad value names its column and row)
 //! or decodes to rows consistent with the unmutated body, identically in any chunking.
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -15,7 +15,7 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 use serde_json::{Value, json};
 use tonic::transport::Channel;
 
-mod common;
+use crate::common;
 
 use common::Rest;
 

@@ -3,7 +3,7 @@
 //! cut mid-way by the emulator's fault hook) or at least once (`_default`), checked by
 //! count and checksum through SQL. Unlike bqemulator, bigq-emulator takes RECORD columns.
 
-mod common;
+use crate::common;
 
 use bigq::Client;
 use bigq::admin::Table;

@@ -3,8 +3,8 @@
 //! results, so these tests check what it does serve: sessions, streams, projection,
 //! filters, Arrow batches and errors.
 
-mod common;
-mod read_scenarios;
+use crate::common;
+use crate::read_scenarios;
 
 use bigq::Client;
 use bigq::admin::Dataset;

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tonic::Code;
 use tonic::transport::Channel;
 
-mod common;
+use crate::common;
 
 use common::Rest;
 

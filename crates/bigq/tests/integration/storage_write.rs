@@ -3,7 +3,7 @@
 //! RECORD columns and does not check offsets the way BigQuery does, so the exactly-once and
 //! fault handling are tested against the in-memory server in `src/write/tests.rs`.
 
-mod common;
+use crate::common;
 
 use bigq::Client;
 use bigq::admin::Dataset;

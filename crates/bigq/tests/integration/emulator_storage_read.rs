@@ -3,7 +3,7 @@
 //! bigq-emulator honours offsets and buffer compression, so a stream cut mid-way by the
 //! emulator's fault hook must resume without losing or repeating a row.
 
-mod common;
+use crate::common;
 
 use bigq::Client;
 use bigq::arrow::array::Array;
@@ -13,7 +13,7 @@ use bigq_emulator::Emulator;
 use futures::TryStreamExt;
 use serde::Deserialize;
 
-mod read_scenarios;
+use crate::read_scenarios;
 use read_scenarios::{Inner, ROWS, Row, rows_of};
 
 async fn start() -> (Emulator, Client) {

@@ -13,7 +13,7 @@
 //!
 //! When the recordings are absent the tests say so on stderr and pass.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,6 +1,6 @@
 //! Storage Read scenarios run against every server with a BigQueryRead service:
-//! bigq-emulator in-process (`tests/emulator_storage_read.rs`) and bqemulator
-//! (`tests/storage_read.rs`), on the same table.
+//! bigq-emulator in-process (`tests/integration/emulator_storage_read.rs`) and bqemulator
+//! (`tests/integration/storage_read.rs`), on the same table.
 #![allow(dead_code)]
 
 use bigq::Client;

@@ -17,7 +17,7 @@ use tonic::transport::Channel;
 
 const TABLE: &str = "projects/p/datasets/ds/tables/t";
 
-mod common;
+use crate::common;
 
 use common::Rest;
 

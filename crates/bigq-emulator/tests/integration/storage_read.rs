@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tonic::Code;
 use tonic::transport::Channel;
 
-mod common;
+use crate::common;
 
 use common::Rest;
 
@@ -594,7 +594,7 @@ async fn fault_hook_cuts_a_call_after_n_rows() {
 
 /// Loopback throughput of one stream of pre-encoded batches. Timing depends on the
 /// machine and the build, so this is measured on request:
-/// `cargo test --release -p bigq-emulator --test storage_read -- --ignored --nocapture`.
+/// `cargo test --release -p bigq-emulator --test integration storage_read:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore]
 async fn one_stream_throughput() {

@@ -1,0 +1,14 @@
+//! The integration tests, one module per subject, linked into one test binary (each
+//! binary of its own links the whole dependency tree again: time and disk).
+
+// Shared set-up.
+mod common;
+
+mod bigquery_crate;
+mod data_dir;
+mod grpc_v2;
+mod http_recordings;
+mod python_client;
+mod rest;
+mod storage_read;
+mod storage_write;

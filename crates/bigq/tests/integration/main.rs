@@ -1,0 +1,17 @@
+//! The integration tests, one module per subject, linked into one test binary (each
+//! binary of its own links the whole dependency tree again: time and disk).
+
+// Shared set-up.
+mod common;
+mod read_scenarios;
+mod scenarios;
+
+mod bigquery_fake;
+mod bqemulator;
+mod emulator;
+mod emulator_storage_read;
+mod emulator_storage_write;
+mod live;
+mod mock_rest;
+mod storage_read;
+mod storage_write;
