@@ -7,6 +7,7 @@
 //! its rows are `google.protobuf.Struct`s in BigQuery's `{"f":[{"v":..}]}` shape (the REST
 //! body is their JSON mapping), decoded by the REST row decoder.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
@@ -101,7 +102,7 @@ impl QueryBuilder {
     /// Sends `Query` and decodes its answer. The request id makes a retried call safe:
     /// BigQuery runs the query once.
     pub(super) async fn grpc_first_page(&self, request_id: &str, wait: Duration) -> Result<Page> {
-        let request = encoded(&self.grpc_request(request_id, wait)?);
+        let request = Arc::new(self.grpc_request(request_id, wait)?);
         let client = &self.client;
         let resp = client
             .v2_unary(
@@ -275,20 +276,24 @@ fn decode_with_rows<M: RowsResponse>(
     })
 }
 
-/// The codec of a unary v2 call whose response has struct-encoded rows in `rows_tag`: the
-/// request already encoded (see [`encoded`]), [`decode_with_rows`] for the response.
-struct RowsCodec<Resp> {
-    _types: std::marker::PhantomData<fn() -> Resp>,
+/// The codec of a unary v2 call whose response has struct-encoded rows: the request shared
+/// by the attempts (see [`SharedRequest`]), [`decode_with_rows`] for the response.
+struct RowsCodec<Req, Resp> {
+    _types: std::marker::PhantomData<fn(Req) -> Resp>,
 }
 
-impl<Resp: RowsResponse> tonic::codec::Codec for RowsCodec<Resp> {
-    type Encode = bytes::Bytes;
+impl<Req: prost::Message + Send + Sync + 'static, Resp: RowsResponse> tonic::codec::Codec
+    for RowsCodec<Req, Resp>
+{
+    type Encode = Arc<Req>;
     type Decode = WithRows<Resp>;
-    type Encoder = EncodedRequest;
+    type Encoder = SharedRequest<Req>;
     type Decoder = RowsDecoder<Resp>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        EncodedRequest
+        SharedRequest {
+            _types: std::marker::PhantomData,
+        }
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -298,27 +303,24 @@ impl<Resp: RowsResponse> tonic::codec::Codec for RowsCodec<Resp> {
     }
 }
 
-/// A request message encoded once, before the first attempt: a retry sends the same bytes
-/// again (a clone of `Bytes`) rather than cloning and encoding the message again.
-fn encoded(message: &impl prost::Message) -> bytes::Bytes {
-    message.encode_to_vec().into()
+/// Encodes a request that every attempt shares (a retry sends the same message again,
+/// neither cloned nor encoded ahead) straight into tonic's send buffer, as the generated
+/// client's codec does with a message of its own.
+struct SharedRequest<Req> {
+    _types: std::marker::PhantomData<fn(Req)>,
 }
 
-/// Sends a request encoded by [`encoded`] as it is.
-struct EncodedRequest;
-
-impl tonic::codec::Encoder for EncodedRequest {
-    type Item = bytes::Bytes;
+impl<Req: prost::Message> tonic::codec::Encoder for SharedRequest<Req> {
+    type Item = Arc<Req>;
     type Error = tonic::Status;
 
     fn encode(
         &mut self,
-        item: bytes::Bytes,
+        item: Arc<Req>,
         dst: &mut tonic::codec::EncodeBuf<'_>,
     ) -> std::result::Result<(), tonic::Status> {
-        use bytes::BufMut;
-        dst.put_slice(&item);
-        Ok(())
+        item.encode(dst)
+            .map_err(|e| tonic::Status::internal(format!("encoding the request: {e}")))
     }
 }
 
@@ -343,9 +345,9 @@ impl<Resp: RowsResponse> tonic::codec::Decoder for RowsDecoder<Resp> {
 
 /// A unary `JobService` call at `path` with [`RowsCodec`] (what the generated client's
 /// method does, with another codec).
-async fn with_rows<Resp: RowsResponse>(
+async fn with_rows<Req: prost::Message + Send + Sync + 'static, Resp: RowsResponse>(
     channel: tonic::transport::Channel,
-    request: tonic::Request<bytes::Bytes>,
+    request: tonic::Request<Arc<Req>>,
     path: &'static str,
 ) -> std::result::Result<tonic::Response<WithRows<Resp>>, tonic::Status> {
     let mut grpc = ready_client(channel).await?;
@@ -376,7 +378,7 @@ impl Client {
             format_options: Some(int64_timestamps()),
             ..Default::default()
         };
-        let request = encoded(&request);
+        let request = Arc::new(request);
         self.v2_unary(
             "GetQueryResults",
             &job.project_id,
