@@ -396,10 +396,7 @@ impl ResponseDecoder {
                     let mut scratch = std::mem::take(&mut self.scratch);
                     let key = cur
                         .string(&mut scratch)
-                        .map(|k| match std::str::from_utf8(k) {
-                            Ok(k) => k.to_owned(),
-                            Err(_) => String::from_utf8_lossy(k).into_owned(),
-                        });
+                        .map(|k| String::from_utf8_lossy(k).into_owned());
                     self.scratch = scratch;
                     let key = key?;
                     cur.expect(b':')?;

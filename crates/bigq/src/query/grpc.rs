@@ -245,6 +245,7 @@ fn decode_with_rows<M: RowsResponse>(
 ) -> std::result::Result<WithRows<M>, tonic::Status> {
     let bad =
         |e: &dyn std::fmt::Display| tonic::Status::internal(format!("decoding the response: {e}"));
+    let mut decoded = None;
     if M::ROWS_RARE {
         // From `Bytes`, prost takes its bytes fields (the Arrow schema and batch) as slices
         // and copies each once into its `Vec`.
@@ -256,19 +257,14 @@ fn decode_with_rows<M: RowsResponse>(
                 rows: 0,
             });
         }
-        let split = split_struct_rows(&bytes, M::ROWS_TAG).map_err(|e| bad(&e))?;
-        return Ok(WithRows {
-            message,
-            body: split.body,
-            rows: split.rows,
-        });
+        decoded = Some(message);
     }
     let split = split_struct_rows(&bytes, M::ROWS_TAG).map_err(|e| bad(&e))?;
-    let message = match split.rest {
-        std::borrow::Cow::Borrowed(_) => M::decode(bytes.clone()),
-        std::borrow::Cow::Owned(rest) => M::decode(rest.as_slice()),
-    }
-    .map_err(|e| bad(&e))?;
+    let message = match (decoded, split.rest) {
+        (Some(message), _) => message,
+        (None, std::borrow::Cow::Borrowed(_)) => M::decode(bytes.clone()).map_err(|e| bad(&e))?,
+        (None, std::borrow::Cow::Owned(rest)) => M::decode(rest.as_slice()).map_err(|e| bad(&e))?,
+    };
     Ok(WithRows {
         message,
         body: split.body,
@@ -614,6 +610,13 @@ mod tests {
     fn list(values: Vec<prost_types::Value>) -> prost_types::Value {
         v(Kind::ListValue(prost_types::ListValue { values }))
     }
+    /// A row of [`schema`] with `n` and `s`, no tags and no `rec`.
+    fn flat_row(n: prost_types::Value, string: prost_types::Value) -> prost_types::Struct {
+        s(vec![(
+            "f",
+            cells(vec![n, string, list(vec![]), v(Kind::NullValue(0))]),
+        )])
+    }
 
     fn schema() -> pb::TableSchema {
         let field = |name: &str, ty: &str, mode: &str, fields| pb::TableFieldSchema {
@@ -690,24 +693,8 @@ mod tests {
     #[test]
     fn query_responses_with_struct_rows_decode_like_result_pages() {
         let rows = vec![
-            s(vec![(
-                "f",
-                cells(vec![
-                    text("1"),
-                    text("a"),
-                    list(vec![]),
-                    v(Kind::NullValue(0)),
-                ]),
-            )]),
-            s(vec![(
-                "f",
-                cells(vec![
-                    text("2"),
-                    v(Kind::NullValue(0)),
-                    list(vec![]),
-                    v(Kind::NullValue(0)),
-                ]),
-            )]),
+            flat_row(text("1"), text("a")),
+            flat_row(text("2"), v(Kind::NullValue(0))),
         ];
         let resp = pb::QueryResponse {
             schema: Some(schema()),
@@ -726,15 +713,7 @@ mod tests {
 
     #[test]
     fn a_bad_cell_names_its_column_and_row() {
-        let rows = vec![s(vec![(
-            "f",
-            cells(vec![
-                text("nope"),
-                text("a"),
-                list(vec![]),
-                v(Kind::NullValue(0)),
-            ]),
-        )])];
+        let rows = vec![flat_row(text("nope"), text("a"))];
         let e = struct_rows(&rows, &schema_from_proto(&schema()), 41).unwrap_err();
         let text = e.to_string();
         assert!(text.contains('n') && text.contains("41"), "{text}");

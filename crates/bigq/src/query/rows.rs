@@ -67,9 +67,7 @@ impl<T: DeserializeOwned> RowStream<T> {
         let mut out: Vec<T> = std::mem::take(&mut self.rows).collect();
         if self.decoded.is_none() && !self.failed {
             while let Some(batch) = self.batches.pop_buffered() {
-                if let Err(e) = self.decoder.decode_into(&batch, &mut out) {
-                    return Err(e.into());
-                }
+                self.decoder.decode_into(&batch, &mut out)?;
             }
         }
         while let Some(row) = self.try_next().await? {
