@@ -12,7 +12,7 @@ use arrow_array::types::{
     UInt32Type, UInt64Type,
 };
 use arrow_array::{Array, ArrayRef, BinaryViewArray, FixedSizeBinaryArray, StringViewArray};
-use arrow_buffer::{IntervalDayTime, IntervalMonthDayNano, i256};
+use arrow_buffer::{BooleanBuffer, IntervalDayTime, IntervalMonthDayNano, NullBuffer, i256};
 use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 
 use super::node::StructNode;
@@ -189,25 +189,15 @@ pub(crate) enum Kind<'a> {
     Unsupported,
 }
 
-/// Which values of a column are NULL.
-#[derive(Clone, Copy)]
-#[repr(u8)]
-pub(crate) enum Nulls<'a> {
-    /// None.
-    None,
-    /// Those whose validity bit is clear.
-    Some(Bits<'a>),
-    /// All (an Arrow `Null` column).
-    All,
-    /// A dictionary's: NULL keys (this validity) and keys of NULL values.
-    Dictionary(Option<Bits<'a>>),
-}
-
 /// One prepared column.
 pub(crate) struct Column<'a> {
     /// The Arrow type, for error messages.
     pub(crate) data_type: &'a DataType,
-    pub(crate) nulls: Nulls<'a>,
+    /// The validity bits of the column's logical NULLs, when it has any: its own, or for a
+    /// dictionary its NULL keys and the keys of NULL values, or for a `Null` array every
+    /// row. Worked out once per batch, so that checking a cell is one bit test and no
+    /// branch into a rare case (which made every inlined cell read bigger).
+    nulls: Option<BooleanBuffer>,
     pub(crate) kind: Kind<'a>,
 }
 
@@ -221,15 +211,10 @@ impl<'a> Column<'a> {
     pub(crate) fn of(array: &'a dyn Array) -> Self {
         let data_type = array.data_type();
         let kind = prepare(array, data_type);
-        let nulls = match array.nulls() {
-            _ if matches!(data_type, DataType::Null) => Nulls::All,
-            n if matches!(kind, Kind::Dictionary { .. }) => Nulls::Dictionary(
-                n.filter(|n| n.null_count() > 0)
-                    .map(|n| Bits::of(n.inner())),
-            ),
-            Some(n) if n.null_count() > 0 => Nulls::Some(Bits::of(n.inner())),
-            _ => Nulls::None,
-        };
+        let nulls = array
+            .logical_nulls()
+            .filter(|n| n.null_count() > 0)
+            .map(NullBuffer::into_inner);
         Column {
             data_type,
             nulls,
@@ -240,22 +225,14 @@ impl<'a> Column<'a> {
     /// Whether the value at `row` is NULL.
     #[inline(always)]
     pub(crate) fn is_null(&self, row: usize) -> bool {
-        match self.nulls {
-            Nulls::None => false,
-            Nulls::Some(bits) => !bits.get(row),
-            _ => self.rare_null(row),
-        }
-    }
-
-    /// `Null` columns and dictionaries, out of line to keep the common check small.
-    #[inline(never)]
-    fn rare_null(&self, row: usize) -> bool {
-        match (&self.nulls, &self.kind) {
-            (Nulls::All, _) => true,
-            (Nulls::Dictionary(key_nulls), Kind::Dictionary { keys, values }) => {
-                key_nulls.is_some_and(|b| !b.get(row)) || values.is_null(at(keys, row))
+        match &self.nulls {
+            None => false,
+            Some(bits) => {
+                debug_assert!(row < bits.len());
+                // SAFETY: a cell's row is below its column's length (see [`at`]), and the
+                // logical nulls of an array have one bit per row.
+                !unsafe { bits.value_unchecked(row) }
             }
-            _ => false,
         }
     }
 }
