@@ -39,7 +39,14 @@ pub(crate) fn read_struct<'n, 'a, V: Visitor<'a>>(
 ) -> Result<V::Value, DeError> {
     let plan = node.plan(fields);
     match plan.mode() {
-        Mode::Positional => v.visit_seq(StructSeq::new(node, plan.entries(), row)),
+        // A positional plan has an entry for every field. Cut to `fields.len()`, which is a
+        // constant once this inlines into a derived visitor, the slice tells the compiler
+        // that each element the visitor asks for exists, and the per-field length checks
+        // fold away.
+        Mode::Positional => match plan.entries().get(..fields.len()) {
+            Some(entries) => v.visit_seq(StructSeq::new(node, entries, row)),
+            None => v.visit_map(StructMap::new(node, plan.entries(), row)),
+        },
         Mode::Named => v.visit_map(StructMap::new(node, plan.entries(), row)),
         Mode::Probe => {
             let mut seq = StructSeq::new(node, plan.entries(), row);
