@@ -405,6 +405,35 @@ fn dictionary_values_may_be_null_too() {
 }
 
 #[test]
+fn sliced_dictionaries_with_null_keys_and_null_values() {
+    // Key NULLs at rows 1 and 4, a NULL value behind key 1 at rows 2 and 5; sliced from
+    // row 1, so every bit lies off the bitmap's byte boundary.
+    let dict = DictionaryArray::<Int32Type>::try_new(
+        Int32Array::from(vec![
+            Some(0),
+            None,
+            Some(1),
+            Some(2),
+            None,
+            Some(1),
+            Some(0),
+        ]),
+        Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])),
+    )
+    .unwrap()
+    .slice(1, 6);
+    let b = batch(vec![("c", Arc::new(dict) as ArrayRef)]);
+    let r: Vec<(Option<String>,)> = from_record_batch(&b).unwrap();
+    let got: Vec<Option<&str>> = r.iter().map(|(v,)| v.as_deref()).collect();
+    assert_eq!(got, [None, None, Some("c"), None, None, Some("a")]);
+    let e = from_record_batch::<(String,)>(&b).unwrap_err();
+    assert_eq!((e.column(), e.row()), (Some("c"), Some(0)));
+    let tail = b.slice(2, 4);
+    let e = from_record_batch::<(String,)>(&tail).unwrap_err();
+    assert_eq!((e.column(), e.row()), (Some("c"), Some(1)));
+}
+
+#[test]
 fn timestamps_of_every_unit_and_date64() {
     let secs = D2024 as i64 * 86_400;
     let b = batch(vec![
