@@ -439,7 +439,7 @@ impl QueryBuilder {
                         Some(wait),
                     ))
                     .await?;
-                    grpc::results_page(resp, 0)?
+                    grpc::results_page(*resp, 0)?
                 }
             };
             // What only jobs.query says (creation reason, query id) is kept.

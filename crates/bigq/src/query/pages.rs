@@ -356,7 +356,7 @@ async fn pump_grpc(
                     .filter(|t| !t.is_empty())
                     .cloned();
                 next = token.map(|t| fetch(Some(t)));
-                super::grpc::results_page(resp, rows_before)
+                super::grpc::results_page(*resp, rows_before)
             }
             Ok(Err(e)) => Err(e),
             Err(e) => Err(Error::new(
