@@ -394,9 +394,15 @@ impl ResponseDecoder {
                         return Err(cur.unexpected(c, "expected a key"));
                     }
                     let mut scratch = std::mem::take(&mut self.scratch);
+                    // `from_utf8` first: `from_utf8_lossy` walks its input chunk by chunk
+                    // on top of validating it (0.5k instructions more per `SELECT 1`
+                    // response under callgrind); keys are valid UTF-8 in practice.
                     let key = cur
                         .string(&mut scratch)
-                        .map(|k| String::from_utf8_lossy(k).into_owned());
+                        .map(|k| match std::str::from_utf8(k) {
+                            Ok(k) => k.to_owned(),
+                            Err(_) => String::from_utf8_lossy(k).into_owned(),
+                        });
                     self.scratch = scratch;
                     let key = key?;
                     cur.expect(b':')?;
