@@ -12,7 +12,7 @@ use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, Visitor};
 
 use super::access::{AllColumnsMap, BytesSeq, ColumnsSeq, ListSeq, MapEntries, read_struct};
-use super::column::{Column, Kind, at, range_at};
+use super::column::{Column, Kind, at, bit, range_at};
 use super::error::DeError;
 use super::text::{self, SmallDecimal, StackBuf};
 use crate::value::magic;
@@ -150,7 +150,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     fn write_text(&self, buf: &mut StackBuf) -> Result<(), DeError> {
         let r = self.row;
         let done = match &self.col.kind {
-            Kind::Bool(b) => buf.push_str(if b.get(r) { "true" } else { "false" }),
+            Kind::Bool(b) => buf.push_str(if bit(b, r) { "true" } else { "false" }),
             Kind::Int8(x) => buf.push_i64(at(x, r) as i64),
             Kind::Int16(x) => buf.push_i64(at(x, r) as i64),
             Kind::Int32(x) => buf.push_i64(at(x, r) as i64),
@@ -228,7 +228,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
         let r = self.row;
         let out = match &self.col.kind {
             Kind::Null => return v.visit_none(),
-            Kind::Bool(b) => v.visit_bool(b.get(r)),
+            Kind::Bool(b) => v.visit_bool(bit(b, r)),
             Kind::Int8(x) => v.visit_i8(at(x, r)),
             Kind::Int16(x) => v.visit_i16(at(x, r)),
             Kind::Int32(x) => v.visit_i32(at(x, r)),
@@ -342,7 +342,7 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     fn bool_other<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         self.check_null()?;
         match &self.col.kind {
-            Kind::Bool(b) => v.visit_bool(b.get(self.row)),
+            Kind::Bool(b) => v.visit_bool(bit(b, self.row)),
             Kind::Dictionary { keys, values } => {
                 de::Deserializer::deserialize_bool(Self::resolve(keys, values, self.row), v)
             }
@@ -726,7 +726,7 @@ impl<'n, 'a, const NON_NULL: bool> de::Deserializer<'a> for CellDe<'n, 'a, NON_N
     #[inline(always)]
     fn deserialize_bool<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         match &self.col.kind {
-            Kind::Bool(b) if !self.is_null() => v.visit_bool(b.get(self.row)),
+            Kind::Bool(b) if !self.is_null() => v.visit_bool(bit(b, self.row)),
             _ => self.bool_other(v),
         }
     }

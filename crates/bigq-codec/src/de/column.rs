@@ -41,27 +41,13 @@ pub(crate) fn range_at(data: &[u8], start: usize, end: usize) -> &[u8] {
     unsafe { data.get_unchecked(start..end) }
 }
 
-/// A bitmap (validity or boolean values) with its bit offset.
-#[derive(Clone, Copy)]
-pub(crate) struct Bits<'a> {
-    bytes: &'a [u8],
-    offset: usize,
-}
-
-impl<'a> Bits<'a> {
-    fn of(buffer: &'a arrow_buffer::BooleanBuffer) -> Self {
-        Bits {
-            bytes: buffer.values(),
-            offset: buffer.offset(),
-        }
-    }
-
-    /// The bit at `i`.
-    #[inline(always)]
-    pub(crate) fn get(self, i: usize) -> bool {
-        let j = i + self.offset;
-        (at(self.bytes, j >> 3) >> (j & 7)) & 1 != 0
-    }
+/// Bit `i` of a bitmap (validity or boolean values) without a bounds check, for `i` a row
+/// of the column it belongs to (see [`at`]): Arrow's bitmaps hold one bit per row.
+#[inline(always)]
+pub(crate) fn bit(bits: &BooleanBuffer, i: usize) -> bool {
+    debug_assert!(i < bits.len());
+    // SAFETY: see above.
+    unsafe { bits.value_unchecked(i) }
 }
 
 /// How a list's rows find their items in the child column.
@@ -97,7 +83,7 @@ impl ListOffsets<'_> {
 pub(crate) enum Kind<'a> {
     /// `Null`: every value is NULL.
     Null,
-    Bool(Bits<'a>),
+    Bool(&'a BooleanBuffer),
     Int8(&'a [i8]),
     Int16(&'a [i16]),
     Int32(&'a [i32]),
@@ -227,12 +213,7 @@ impl<'a> Column<'a> {
     pub(crate) fn is_null(&self, row: usize) -> bool {
         match &self.nulls {
             None => false,
-            Some(bits) => {
-                debug_assert!(row < bits.len());
-                // SAFETY: a cell's row is below its column's length (see [`at`]), and the
-                // logical nulls of an array have one bit per row.
-                !unsafe { bits.value_unchecked(row) }
-            }
+            Some(bits) => !bit(bits, row),
         }
     }
 }
@@ -241,7 +222,7 @@ fn prepare<'a>(array: &'a dyn Array, data_type: &'a DataType) -> Kind<'a> {
     use DataType as D;
     match data_type {
         D::Null => Kind::Null,
-        D::Boolean => Kind::Bool(Bits::of(array.as_boolean().values())),
+        D::Boolean => Kind::Bool(array.as_boolean().values()),
         D::Int8 => Kind::Int8(array.as_primitive::<Int8Type>().values()),
         D::Int16 => Kind::Int16(array.as_primitive::<Int16Type>().values()),
         D::Int32 => Kind::Int32(array.as_primitive::<Int32Type>().values()),
