@@ -135,3 +135,51 @@ fn decode_in_place_reuses_the_rows_buffers() {
     assert_eq!(e.row(), Some(54));
     assert!(out.is_empty());
 }
+
+#[derive(Deserialize, Debug, PartialEq)]
+struct NamedRef<'a> {
+    id: i64,
+    name: &'a str,
+    #[serde(borrow)]
+    tags: Vec<&'a str>,
+}
+
+#[test]
+fn row_decoder_decodes_rows_that_borrow_from_the_batches() {
+    let (first, second, bad) = (named(0, 2, ""), named(5, 1, "!"), ids(0, 1));
+    let mut d = RowDecoder::<NamedRef<'_>>::new();
+    let mut rows = Vec::new();
+    d.decode_into(&first, &mut rows).unwrap();
+    d.decode_into(&second, &mut rows).unwrap();
+    assert_eq!(
+        rows,
+        [
+            NamedRef {
+                id: 0,
+                name: "name 0",
+                tags: vec!["t0"]
+            },
+            NamedRef {
+                id: 1,
+                name: "name 1",
+                tags: vec!["t1"]
+            },
+            NamedRef {
+                id: 5,
+                name: "name 5!",
+                tags: vec!["t5"]
+            },
+        ]
+    );
+    // The strings are the batches' own bytes, not copies.
+    let data = first
+        .column(1)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    assert_eq!(rows[1].name.as_ptr(), data.value(1).as_ptr());
+    // Errors still name the row over the whole result.
+    let e = d.decode_into(&bad, &mut rows).unwrap_err();
+    assert_eq!(e.row(), Some(3));
+    assert_eq!(rows.len(), 3);
+}
