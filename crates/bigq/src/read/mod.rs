@@ -40,7 +40,6 @@ mod streams;
 mod task;
 mod wire;
 
-use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
@@ -218,7 +217,7 @@ impl ReadBuilder {
     pub async fn rows<T: DeserializeOwned + Send + 'static>(self) -> Result<ReadRowStream<T>> {
         let session = self.create().await?;
         let n = session.streams.len();
-        let (rx, tasks) = self.spawn(&session, || Rows::<T>(PhantomData), &session.streams)?;
+        let (rx, tasks) = self.spawn(&session, Rows::<T>::new, &session.streams)?;
         Ok(ReadRowStream::new(session.schema, rx, n, tasks))
     }
 
@@ -235,11 +234,7 @@ impl ReadBuilder {
         let session = self.create().await?;
         let mut out = Vec::with_capacity(session.streams.len());
         for name in &session.streams {
-            let (rx, tasks) = self.spawn(
-                &session,
-                || Rows::<T>(PhantomData),
-                std::slice::from_ref(name),
-            )?;
+            let (rx, tasks) = self.spawn(&session, Rows::<T>::new, std::slice::from_ref(name))?;
             out.push(ReadRowStream::new(session.schema.clone(), rx, 1, tasks));
         }
         Ok(out)
