@@ -24,7 +24,8 @@ pub fn from_record_batch<T: DeserializeOwned>(batch: &RecordBatch) -> Result<Vec
 /// `row_offset` is the index of the batch's first row in the whole result, which errors
 /// report. On error `out` is left as it was. For a stream of batches use a [`RowDecoder`],
 /// which keeps its per-batch vectors from one batch to the next (allocating them for every
-/// batch made the benchmark's scan rows 23% slower to decode with glibc's malloc).
+/// batch made the benchmark's scan rows 16–23% slower to decode with glibc's malloc, whose
+/// large allocations first merge every small block freed since).
 pub fn extend_from_record_batch<T: DeserializeOwned>(
     batch: &RecordBatch,
     out: &mut Vec<T>,
