@@ -14,6 +14,11 @@
 //! and prints the median and fastest round of each, in wall time and (on Linux) in time
 //! on the CPU, which a busy machine's waits for a core do not inflate.
 //!
+//! `floor` alternates bigq, bigq into rows that borrow their strings from the batches
+//! (`bigq-borrowed` alone: what decoding costs without the rows' own string allocations)
+//! and the `bigquery` crate; `fresh` alternates bigq's `RowDecoder` with a fresh decoder
+//! per batch (`extend_from_record_batch`).
+//!
 //! The same for the Storage Write encoders of `benches/storage_write_encode.rs` (the rows
 //! decoded once, then encoded into protobuf, NUMERIC packed): `write-bigq`,
 //! `write-bigquery`, and `write-compare`, which alternates them.
@@ -158,6 +163,38 @@ fn main() {
             ratio(c, d);
             let e = summary("bigq/in_place", e);
             ratio(e, b);
+        }
+        // Rows borrowing their strings: what the decode costs without the rows' own string
+        // allocations, against the `bigquery` crate's owned rows.
+        "floor" => {
+            let mut borrowed = Vec::with_capacity(BATCH);
+            let (mut a, mut b, mut f) = (vec![], vec![], vec![]);
+            for _ in 0..rounds {
+                a.push(timed(|| stream_bigq(&batches, &mut bigq)));
+                f.push(timed(|| stream_bigq_borrowed(&batches, &mut borrowed)));
+                b.push(timed(|| stream_bigquery(&batches, &mut other)));
+            }
+            let (a, b) = (summary("bigq/native", a), summary("bigquery/native", b));
+            ratio(a, b);
+            let f = summary("bigq/borrowed", f);
+            ratio(f, b);
+        }
+        "fresh" => {
+            let (mut a, mut f) = (vec![], vec![]);
+            for _ in 0..rounds {
+                a.push(timed(|| stream_bigq(&batches, &mut bigq)));
+                f.push(timed(|| stream_bigq_fresh(&batches, &mut bigq)));
+            }
+            let a = summary("bigq/native", a);
+            let f = summary("bigq/fresh", f);
+            ratio(a, f);
+        }
+        "bigq-borrowed" => {
+            let mut borrowed = Vec::with_capacity(BATCH);
+            let t: Vec<_> = (0..rounds)
+                .map(|_| timed(|| stream_bigq_borrowed(&batches, &mut borrowed)))
+                .collect();
+            summary("bigq/borrowed", t);
         }
         "bigq" => {
             let t: Vec<_> = (0..rounds)
