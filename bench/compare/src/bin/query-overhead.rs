@@ -18,6 +18,10 @@
 //! decoding): the part of the wall time that is the client's, where the rest is the
 //! server's work and the loopback, the same for every path. bigq's CPU time minus the raw
 //! call's is what bigq adds.
+//!
+//! `--paths raw-grpc-routed` is the raw gRPC call with the `x-goog-request-params` routing
+//! header Google's clients send with every call (and bigq does); when it runs, the bigq gRPC
+//! paths are compared with it (the same request on the wire), and it with `raw-grpc`.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +33,7 @@ use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use pb::job_service_client::JobServiceClient;
 use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions};
 use serde::Deserialize;
+use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::Channel;
 
 /// What bigq adds to a raw query call, over gRPC and REST.
@@ -43,6 +48,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "query_const,query_1k")]
     only: Vec<String>,
     /// The paths to run (see `PATHS`); one alone is for profiling the client on that path.
+    /// `raw-grpc-routed` (not in the default) is the raw call with the routing header.
     #[arg(
         long,
         value_delimiter = ',',
@@ -61,15 +67,35 @@ struct Args {
 }
 
 /// The paths, in the order of the table: name, label, and the raw call a bigq path is
-/// compared with.
-const PATHS: [(&str, &str, Option<usize>); 6] = [
+/// compared with (see [`baseline`]).
+const PATHS: [(&str, &str, Option<usize>); 7] = [
     ("raw-grpc", "raw gRPC Query", None),
     ("bigq-grpc", "bigq gRPC, typed rows", Some(0)),
     ("bigq-grpc-arrow", "bigq gRPC, Arrow batches", Some(0)),
     ("raw-rest", "raw REST jobs.query", None),
     ("bigq-rest", "bigq REST, typed rows", Some(3)),
     ("bigq-rest-arrow", "bigq REST, Arrow batches", Some(3)),
+    (
+        "raw-grpc-routed",
+        "raw gRPC Query with the routing header",
+        Some(0),
+    ),
 ];
+
+/// `raw-grpc-routed` in `PATHS`.
+const RAW_GRPC_ROUTED: usize = 6;
+
+/// The raw call path `k` is compared with, if that call was run: for the bigq gRPC paths
+/// the raw call with the routing header when it was run (the same request on the wire),
+/// else the plain one; the routed raw call with the plain one (what the header costs).
+fn baseline(k: usize, chosen: &[usize]) -> Option<usize> {
+    let raw = PATHS[k].2?;
+    if raw == 0 && k != RAW_GRPC_ROUTED && chosen.contains(&RAW_GRPC_ROUTED) {
+        Some(RAW_GRPC_ROUTED)
+    } else {
+        chosen.contains(&raw).then_some(raw)
+    }
+}
 
 /// A row of either scenario: `query_const` has one INT64 column, `query_1k` two.
 #[derive(Debug, Deserialize)]
@@ -105,6 +131,9 @@ async fn run(args: Args) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let chosen = chosen_paths(&args)?;
+    // What Google's clients send with a `Query` (bigq builds the same value once per client).
+    let routing = MetadataValue::try_from(format!("project_id={}", server.project))
+        .map_err(|e| e.to_string())?;
     let url = format!(
         "{}/bigquery/v2/projects/{}/queries",
         server.rest, server.project
@@ -126,7 +155,12 @@ async fn run(args: Args) -> Result<(), String> {
             // Interleaved, so that load changes hit every path alike.
             for k in in_turns(&chosen, i) {
                 let t = match k {
-                    0 => timed(raw_grpc(&channel, &server.project, &sql, expected)).await?,
+                    0 => timed(raw_grpc(&channel, &server.project, None, &sql, expected)).await?,
+                    RAW_GRPC_ROUTED => {
+                        let call =
+                            raw_grpc(&channel, &server.project, Some(&routing), &sql, expected);
+                        timed(call).await?
+                    }
                     1 => timed(bigq_rows(&grpc_client, &sql, expected)).await?,
                     2 => timed(bigq_batches(&grpc_client, &sql, expected)).await?,
                     3 => timed(raw_rest(&http, &url, &sql, expected)).await?,
@@ -148,12 +182,12 @@ async fn run(args: Args) -> Result<(), String> {
             continue;
         }
         for &k in &chosen {
-            let (ratio, added) = match PATHS[k].2 {
-                Some(raw) if chosen.contains(&raw) => (
+            let (ratio, added) = match baseline(k, &chosen) {
+                Some(raw) => (
                     format!("{:.3}", medians[k] / medians[raw]),
                     format!("{:+.1}", cpu_us[k] - cpu_us[raw]),
                 ),
-                _ => (String::new(), String::new()),
+                None => (String::new(), String::new()),
             };
             let t = &mut times[k];
             println!(
@@ -230,8 +264,8 @@ fn rounds(args: &Args) -> Result<(), String> {
         for &k in &chosen {
             let mut wall: Vec<f64> = got[k].iter().map(|r| r.0).collect();
             let mut cpu: Vec<f64> = got[k].iter().map(|r| r.1).collect();
-            let (ratio, added) = match PATHS[k].2 {
-                Some(raw) if chosen.contains(&raw) => {
+            let (ratio, added) = match baseline(k, &chosen) {
+                Some(raw) => {
                     let pairs = got[k].iter().zip(&got[raw]);
                     let mut ratios: Vec<f64> = pairs.clone().map(|(b, r)| b.0 / r.0).collect();
                     let mut more: Vec<f64> = pairs.map(|(b, r)| b.1 - r.1).collect();
@@ -250,7 +284,7 @@ fn rounds(args: &Args) -> Result<(), String> {
                         ),
                     )
                 }
-                _ => (String::new(), String::new()),
+                None => (String::new(), String::new()),
             };
             println!(
                 "| {scenario} | {} | {:.3} | {ratio} | {:.1} | {added} |",
@@ -322,10 +356,12 @@ fn check(got: usize, expected: usize) -> Result<(), String> {
 }
 
 /// `JobService.Query` as a caller of the generated client writes it: short query mode, Arrow
-/// results with LZ4 buffers, the result decoded into one `RecordBatch`.
+/// results with LZ4 buffers, the result decoded into one `RecordBatch`; with `routing`, the
+/// `x-goog-request-params` header Google's clients send (and bigq does), as metadata.
 async fn raw_grpc(
     channel: &Channel,
     project: &str,
+    routing: Option<&MetadataValue<Ascii>>,
     sql: &str,
     expected: usize,
 ) -> Result<(), String> {
@@ -350,6 +386,12 @@ async fn raw_grpc(
             ..Default::default()
         }),
     };
+    let mut request = tonic::Request::new(request);
+    if let Some(v) = routing {
+        request
+            .metadata_mut()
+            .insert("x-goog-request-params", v.clone());
+    }
     let resp = JobServiceClient::new(channel.clone())
         .query(request)
         .await
