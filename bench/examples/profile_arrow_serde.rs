@@ -167,11 +167,11 @@ fn main() {
         // Rows borrowing their strings: what the decode costs without the rows' own string
         // allocations, against the `bigquery` crate's owned rows.
         "floor" => {
-            let mut borrowed = Vec::with_capacity(BATCH);
+            let mut borrowed: Vec<BigqRowRef> = Vec::with_capacity(BATCH);
             let (mut a, mut b, mut f) = (vec![], vec![], vec![]);
             for _ in 0..rounds {
                 a.push(timed(|| stream_bigq(&batches, &mut bigq)));
-                f.push(timed(|| stream_bigq_borrowed(&batches, &mut borrowed)));
+                f.push(timed(|| stream_bigq(&batches, &mut borrowed)));
                 b.push(timed(|| stream_bigquery(&batches, &mut other)));
             }
             let (a, b) = (summary("bigq/native", a), summary("bigquery/native", b));
@@ -190,9 +190,9 @@ fn main() {
             ratio(a, f);
         }
         "bigq-borrowed" => {
-            let mut borrowed = Vec::with_capacity(BATCH);
+            let mut borrowed: Vec<BigqRowRef> = Vec::with_capacity(BATCH);
             let t: Vec<_> = (0..rounds)
-                .map(|_| timed(|| stream_bigq_borrowed(&batches, &mut borrowed)))
+                .map(|_| timed(|| stream_bigq(&batches, &mut borrowed)))
                 .collect();
             summary("bigq/borrowed", t);
         }

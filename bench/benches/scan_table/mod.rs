@@ -366,12 +366,10 @@ pub fn check(batches: &[RecordBatch]) {
 
 /// Decodes every batch into `out`, emptied before each batch: a consumer that handles a
 /// stream batch by batch, so that the time is the decoder's (and the rows' own
-/// allocations), not the page faults of a 300 MB vector.
+/// allocations), not the page faults of a 300 MB vector. `T` may borrow from the batches
+/// ([`BigqRowRef`]).
 #[inline(never)]
-pub fn stream_bigq<T: serde::de::DeserializeOwned>(
-    batches: &[RecordBatch],
-    out: &mut Vec<T>,
-) -> usize {
+pub fn stream_bigq<'a, T: Deserialize<'a>>(batches: &'a [RecordBatch], out: &mut Vec<T>) -> usize {
     let mut decoder = RowDecoder::<T>::new();
     let mut n = 0;
     for b in batches {
@@ -393,23 +391,6 @@ pub fn stream_bigq_in_place<T: serde::de::DeserializeOwned>(
     let mut n = 0;
     for b in batches {
         decoder.decode_in_place(b, out).unwrap();
-        n += black_box(&out).len();
-    }
-    n
-}
-
-/// As [`stream_bigq`], into rows that borrow their strings from the batch.
-#[inline(never)]
-#[allow(dead_code)]
-pub fn stream_bigq_borrowed<'a>(
-    batches: &'a [RecordBatch],
-    out: &mut Vec<BigqRowRef<'a>>,
-) -> usize {
-    let mut decoder = RowDecoder::<BigqRowRef<'a>>::new();
-    let mut n = 0;
-    for b in batches {
-        out.clear();
-        decoder.decode_into(b, out).unwrap();
         n += black_box(&out).len();
     }
     n
