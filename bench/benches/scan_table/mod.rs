@@ -315,8 +315,8 @@ row_struct!(
 row_struct!(StdRow, String, i32, i64);
 
 /// [`BigqRow`] with every string borrowed from the batch: the rows' own allocations are gone
-/// but for `tags`, which is what decoding costs without them (not a goal's figure: the
-/// goal compares owned rows).
+/// but for `tags`, which is what decoding costs without them (the comparison with the
+/// `bigquery` crate uses owned rows).
 #[derive(Deserialize)]
 #[allow(dead_code)]
 pub struct BigqRowRef<'a> {

@@ -56,7 +56,7 @@ struct Rec {
 }
 
 /// The scan table's row in the crate's own types: its DATE and TIMESTAMP wrappers, and NUMERIC
-/// as a `String` (the crate has no decimal type of its own; see the README's decode table).
+/// as a `String` (the crate has no decimal type of its own; see docs/benchmarks.md).
 #[derive(Debug, Serialize, Deserialize)]
 struct ScanRow {
     id: i64,
