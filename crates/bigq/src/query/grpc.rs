@@ -27,7 +27,7 @@ use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty, ready_client};
 use crate::client::rest::ErrorProto;
 use crate::error::{Error, ErrorKind, Result};
-use crate::read::ipc::IpcDecoder;
+use bigq_codec::ipc::IpcDecoder;
 
 /// A `JobService` stub on `channel` that accepts responses as large as Storage Read's.
 fn jobs(channel: tonic::transport::Channel) -> JobServiceClient<tonic::transport::Channel> {
@@ -781,7 +781,7 @@ mod first_page {
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
         super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
-    use crate::read::ipc::tests::{batch, batch_message, schema_stream};
+    use crate::read::test_batches::{batch, batch_message, schema_stream};
 
     fn response(page_token: &str) -> pb::QueryResponse {
         use pb::query_response::{Results, ResultsSchema};

@@ -34,10 +34,11 @@
 //! ```
 
 mod filter;
-pub(crate) mod ipc;
 mod session;
 mod streams;
 mod task;
+#[cfg(test)]
+pub(crate) mod test_batches;
 mod wire;
 
 use std::panic::AssertUnwindSafe;
@@ -55,7 +56,7 @@ use crate::admin::{TableId, parse_table};
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Timestamp;
-use ipc::IpcDecoder;
+use bigq_codec::ipc::IpcDecoder;
 use session::Session;
 use streams::{Merged, Tasks};
 use task::{BatchSink, Batches, GrpcRows, Rows, read_stream};

@@ -12,12 +12,12 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{ReadRowsRequest, read_row
 use tokio::sync::mpsc;
 use tonic::Status;
 
-use super::ipc::IpcDecoder;
 use super::wire::{ReadResponse, ReadRowsCodec};
 use crate::client::Client;
 use crate::client::grpc::{is_resumable, ready_client, retry_delay, status_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::retry::RetryPolicy;
+use bigq_codec::ipc::IpcDecoder;
 
 /// The responses of one ReadRows call.
 pub(crate) type Responses = BoxStream<'static, std::result::Result<ReadResponse, Status>>;
@@ -219,7 +219,7 @@ mod tests {
 
     use super::*;
     use crate::client::grpc::tests::throttled;
-    use crate::read::ipc::tests::{batch, batch_message, schema_stream};
+    use crate::read::test_batches::{batch, batch_message, schema_stream};
 
     /// A fake server: a table of `total` rows served in batches of `per`; each call is cut
     /// by the next planned failure after that many batches (or fails to open).

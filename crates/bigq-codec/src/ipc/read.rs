@@ -1,4 +1,4 @@
-//! Arrow IPC as the Storage Read API sends it: the session's schema once, then each
+//! Reading Arrow IPC as the Storage Read API sends it: the session's schema once, then each
 //! response's record batch as one encapsulated IPC message (buffers possibly LZ4_FRAME or
 //! ZSTD compressed).
 
@@ -13,7 +13,9 @@ use arrow_ipc::convert::MessageBuffer;
 use arrow_ipc::reader::{RecordBatchDecoder, read_dictionary};
 use arrow_schema::SchemaRef;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{CodecError, CodecErrorKind};
+
+type Result<T> = std::result::Result<T, CodecError>;
 
 const CONTINUATION: [u8; 4] = [0xff; 4];
 
@@ -24,7 +26,7 @@ const CONTINUATION: [u8; 4] = [0xff; 4];
 /// to it again (parsing the schema a second time; half of a small query's decoding) and
 /// copies a message whose bytes end exactly where it does.
 #[derive(Debug)]
-pub(crate) struct IpcDecoder {
+pub struct IpcDecoder {
     schema: SchemaRef,
     /// The dictionaries sent so far, by id (BigQuery sends none).
     dictionaries: HashMap<i64, ArrayRef>,
@@ -33,7 +35,7 @@ pub(crate) struct IpcDecoder {
 impl IpcDecoder {
     /// A decoder for batches of the IPC-serialized `schema` (one schema message, optionally
     /// followed by the end-of-stream marker, as some servers send it).
-    pub(crate) fn new(schema: &[u8]) -> Result<Self> {
+    pub fn new(schema: &[u8]) -> Result<Self> {
         let (prefix, len) =
             message_prefix(schema).ok_or_else(|| bad("the serialized schema is truncated"))?;
         if len == 0 || prefix + len > schema.len() {
@@ -47,13 +49,14 @@ impl IpcDecoder {
         })
     }
 
-    pub(crate) fn schema(&self) -> SchemaRef {
+    /// The schema the batches are decoded with.
+    pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
 
     /// Decodes one serialized record batch. The bytes are taken over without a copy, and
     /// no buffer of the batch points into them (see [`detach`]).
-    pub(crate) fn decode(&mut self, message: impl Into<bytes::Bytes>) -> Result<RecordBatch> {
+    pub fn decode(&mut self, message: impl Into<bytes::Bytes>) -> Result<RecordBatch> {
         let message: bytes::Bytes = message.into();
         let within = message.as_ptr_range();
         let within = within.start as usize..within.end as usize;
@@ -64,7 +67,7 @@ impl IpcDecoder {
     /// Decodes one serialized record batch whose buffers may stay slices of `message`:
     /// for a message that is the caller's own and holds about what the batch does (a
     /// `Query` response's one batch), where [`decode`](Self::decode) would copy them out.
-    pub(crate) fn decode_kept(&mut self, message: Vec<u8>) -> Result<RecordBatch> {
+    pub fn decode_kept(&mut self, message: Vec<u8>) -> Result<RecordBatch> {
         self.decode_buffer(Buffer::from(message))
     }
 
@@ -143,7 +146,7 @@ impl IpcDecoder {
 
 /// `batch` without the message it was decoded from.
 ///
-/// The message is a slice of the gRPC receive buffer (see `read::wire`), and the decoder
+/// The message is typically a slice of a gRPC receive buffer, and the decoder
 /// makes every buffer it did not decompress a slice of the message: a compressed message
 /// still carries some buffers as they are (a writer leaves a buffer uncompressed when
 /// compression would not make it smaller, as arrow-rs does), an uncompressed one all of
@@ -231,32 +234,31 @@ fn message_prefix(bytes: &[u8]) -> Option<(usize, usize)> {
     }
 }
 
-fn bad(what: &str) -> Error {
-    Error::new(
-        ErrorKind::Decode,
+fn bad(what: &str) -> CodecError {
+    CodecError::new(
+        CodecErrorKind::Ipc,
         format!("unexpected Arrow IPC data from the Storage Read API: {what}"),
     )
 }
 
-fn ipc_error(e: arrow_schema::ArrowError) -> Error {
-    Error::new(
-        ErrorKind::Decode,
+fn ipc_error(e: arrow_schema::ArrowError) -> CodecError {
+    CodecError::new(
+        CodecErrorKind::Ipc,
         format!("cannot decode Arrow IPC data from the Storage Read API: {e}"),
     )
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use arrow_array::{Int64Array, StringArray};
     use arrow_ipc::CompressionType;
-    use arrow_ipc::writer::{
-        DictionaryTracker, IpcDataGenerator, IpcWriteOptions, StreamWriter, write_message,
-    };
+    use arrow_ipc::writer::StreamWriter;
     use arrow_schema::{DataType, Field, Schema};
 
     use super::*;
+    use crate::ipc::IpcEncoder;
 
-    pub(crate) fn batch(start: i64, n: usize) -> RecordBatch {
+    fn batch(start: i64, n: usize) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("name", DataType::Utf8, true),
@@ -278,7 +280,7 @@ pub(crate) mod tests {
 
     /// The schema as a whole IPC stream (schema message and end-of-stream marker), as
     /// pyarrow-based servers send it.
-    pub(crate) fn schema_stream(batch: &RecordBatch) -> Vec<u8> {
+    fn schema_stream(batch: &RecordBatch) -> Vec<u8> {
         let mut out = Vec::new();
         StreamWriter::try_new(&mut out, &batch.schema())
             .unwrap()
@@ -288,20 +290,8 @@ pub(crate) mod tests {
     }
 
     /// One batch as one encapsulated IPC message, as BigQuery sends it.
-    pub(crate) fn batch_message(
-        batch: &RecordBatch,
-        compression: Option<CompressionType>,
-    ) -> Vec<u8> {
-        let options = IpcWriteOptions::default()
-            .try_with_compression(compression)
-            .unwrap();
-        let mut tracker = DictionaryTracker::new(false);
-        let (_, encoded) = IpcDataGenerator::default()
-            .encode(batch, &mut tracker, &options, &mut Default::default())
-            .unwrap();
-        let mut out = Vec::new();
-        write_message(&mut out, encoded, &options).unwrap();
-        out
+    fn batch_message(batch: &RecordBatch, compression: Option<CompressionType>) -> Vec<u8> {
+        IpcEncoder::new(compression).unwrap().batch(batch).unwrap()
     }
 
     #[test]
@@ -488,7 +478,7 @@ pub(crate) mod tests {
         // Cut anywhere: in the prefix, the header or the body.
         for cut in [2, 6, 20, msg.len() / 2, msg.len() - 1] {
             let e = d.decode(msg[..cut].to_vec()).unwrap_err();
-            assert!(e.is_decode(), "{cut}: {e:?}");
+            assert_eq!(e.kind(), CodecErrorKind::Ipc, "{cut}: {e:?}");
         }
     }
 }
