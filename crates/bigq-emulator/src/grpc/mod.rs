@@ -6,12 +6,14 @@
 //! serves them with tonic's server half (`tonic::server::Grpc` and the prost codec) behind
 //! a small router that matches the method path, so no code is generated here.
 
+// Public only for the Storage Write test's `IpcEncoder`, until it moves to bigq-codec.
+#[doc(hidden)]
 pub mod arrow;
-pub mod faults;
-pub mod proto_rows;
-pub mod read;
-pub mod v2;
-pub mod write;
+pub(crate) mod faults;
+pub(crate) mod proto_rows;
+pub(crate) mod read;
+pub(crate) mod v2;
+pub(crate) mod write;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -34,7 +36,6 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Code, Request, Response, Status, Streaming};
 use tonic_prost::ProstCodec;
 
-pub use self::faults::Faults;
 use self::read::ReadService;
 use self::write::WriteService;
 use crate::error::BqError;
@@ -44,7 +45,7 @@ use crate::rest::AppState;
 const MAX_REQUEST_BYTES: usize = 20 << 20;
 
 /// A BigQuery error as the gRPC status the Storage API answers with.
-pub fn status(e: &BqError) -> Status {
+pub(crate) fn status(e: &BqError) -> Status {
     let code = match e.status {
         400 => Code::InvalidArgument,
         401 => Code::Unauthenticated,
@@ -67,7 +68,7 @@ const WRITE: &str = "/google.cloud.bigquery.storage.v1.BigQueryWrite/";
 
 /// The gRPC router: a tower service dispatching on the method path.
 #[derive(Clone, Debug)]
-pub struct Router {
+pub(crate) struct Router {
     read: Arc<ReadService>,
     write: Arc<WriteService>,
     app: Arc<AppState>,
@@ -75,7 +76,11 @@ pub struct Router {
 
 impl Router {
     /// A router over the Storage Read and Write services and the v2 services on `app`.
-    pub fn new(read: Arc<ReadService>, write: Arc<WriteService>, app: Arc<AppState>) -> Router {
+    pub(crate) fn new(
+        read: Arc<ReadService>,
+        write: Arc<WriteService>,
+        app: Arc<AppState>,
+    ) -> Router {
         Router { read, write, app }
     }
 }
@@ -255,7 +260,7 @@ fn append_rows(
 }
 
 /// Serves `router` on `listener` (HTTP/2, plaintext) until `shutdown` completes.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()>,

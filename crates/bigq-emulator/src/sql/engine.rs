@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bigq_codec::schema::{FieldMode, TableFieldSchema};
 use datafusion::arrow::array::{ArrayRef, new_null_array};
-use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
@@ -336,11 +336,6 @@ impl Engine {
         super::json::register(&ctx);
         super::range::register(&ctx);
         Engine { catalog, ctx }
-    }
-
-    /// The catalog.
-    pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
     }
 
     /// Stores a query result in a destination table, as `configuration.query.
@@ -1561,11 +1556,6 @@ fn check_required(table: &Table, batches: &[RecordBatch]) -> BqResult<()> {
         }
     }
     Ok(())
-}
-
-/// Concatenates batches (used by callers that want one batch).
-pub fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> BqResult<RecordBatch> {
-    concat_batches(schema, batches).map_err(|e| BqError::internal(e.to_string()))
 }
 
 #[cfg(test)]

@@ -46,11 +46,6 @@ impl Params {
         }
         Ok(out)
     }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.named.is_empty() && self.positional.is_empty()
-    }
 }
 
 fn type_to_field(name: &str, ty: &Value) -> BqResult<TableFieldSchema> {
