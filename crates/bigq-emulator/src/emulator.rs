@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::catalog::{Catalog, Table, TableRef};
 use crate::error::BqError;
 use crate::grpc::faults::Faults;
+use crate::state::AppState;
 use crate::{grpc, jobs, rest, sql};
 
 /// Configures and starts an [`Emulator`].
@@ -96,7 +97,7 @@ impl EmulatorBuilder {
             None => Catalog::new(),
         };
         catalog.write().add_project(&self.project);
-        let state = Arc::new(rest::AppState {
+        let state = Arc::new(AppState {
             engine: sql::engine::Engine::new(catalog.clone()),
             catalog: catalog.clone(),
             jobs: jobs::JobStore::default(),

@@ -53,9 +53,10 @@
 //!
 //! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory, and the
 //! data directory in `catalog/persist.rs`);
-//! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `rest/` is the
-//! HTTP surface and the row encoder; `api/` the operations both wires share; `grpc/` serves
-//! the Storage API (Read and Write) and the v2 Job, Dataset and Table services on its own port.
+//! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `state` is what both
+//! wires serve (the catalog, the engine, jobs and sessions); `api/` the operations both wires
+//! share; `rest/` is the HTTP surface and the row encoder; `grpc/` serves the Storage API
+//! (Read and Write) and the v2 Job, Dataset and Table services on its own port.
 #![warn(missing_docs)]
 
 mod api;
@@ -68,6 +69,7 @@ pub mod grpc;
 mod jobs;
 mod rest;
 mod sql;
+mod state;
 
 pub use crate::emulator::{Emulator, EmulatorBuilder};
 pub use crate::error::BqError;

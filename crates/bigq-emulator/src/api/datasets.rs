@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::PageRequest;
 use crate::catalog::{Dataset, now_millis};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// The settable fields of a dataset. `None` leaves a field as it is; for labels, a `None`
 /// value removes that label.

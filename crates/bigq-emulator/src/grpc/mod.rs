@@ -39,7 +39,7 @@ use tonic_prost::ProstCodec;
 use self::read::ReadService;
 use self::write::WriteService;
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// The largest request message accepted (BigQuery takes AppendRows requests up to 10 MB).
 const MAX_REQUEST_BYTES: usize = 20 << 20;

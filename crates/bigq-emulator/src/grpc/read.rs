@@ -35,9 +35,9 @@ use super::faults::Faults;
 use super::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
-use crate::rest::AppState;
 use crate::sql::engine::{Engine, QueryRequest};
 use crate::sql::rewrite::NameContext;
+use crate::state::AppState;
 
 /// Fewer rows than this per stream and BigQuery would not split a table further: a small
 /// table is one stream, whatever `max_stream_count` says.

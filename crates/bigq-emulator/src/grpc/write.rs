@@ -28,7 +28,7 @@ use super::faults::Faults;
 use super::proto_rows::{CompileError, DecodeError, RowsDecoder};
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// One write stream's state.
 #[derive(Debug)]

@@ -8,10 +8,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{AppState, QueryParams, etag, flag, ok, parse_checked};
-use crate::api::PageRequest;
+use super::{QueryParams, flag, ok, parse_checked};
 use crate::api::datasets::{self as core, DatasetFields};
+use crate::api::{PageRequest, etag};
 use crate::catalog::Dataset;
+use crate::state::AppState;
 
 fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     let mut v = json!({

@@ -14,13 +14,14 @@ use serde_json::{Map, Value, json};
 
 use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
-use super::{AppState, QueryParams, etag, int_param, ok, parse_checked, raw_json};
-use crate::api::PageRequest;
+use super::{QueryParams, int_param, ok, parse_checked, raw_json};
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
+use crate::api::{PageRequest, etag};
 use crate::jobs::{Job, JobState};
 use crate::sql::engine::QueryOutput;
+use crate::state::AppState;
 
 fn job_reference(job: &Job) -> Value {
     json!({"projectId": job.project, "jobId": job.job_id, "location": job.location})

@@ -10,7 +10,6 @@ mod tables;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -20,27 +19,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
-use crate::catalog::Catalog;
 use crate::error::BqError;
-use crate::jobs::JobStore;
-use crate::sql::engine::Engine;
-
-/// Shared server state.
-#[derive(Debug)]
-pub struct AppState {
-    /// The catalog.
-    pub catalog: Arc<Catalog>,
-    /// The SQL engine.
-    pub engine: Engine,
-    /// Jobs.
-    pub jobs: JobStore,
-    /// An artificial delay before each query job runs, to let tests exercise polling.
-    pub query_delay: Duration,
-    /// The base URL, for `selfLink`s.
-    pub base_url: String,
-    /// Sessions (`createSession`), by id: where their temporary tables live.
-    pub sessions: std::sync::Mutex<HashMap<String, crate::sql::rewrite::TempScope>>,
-}
+use crate::state::AppState;
 
 /// URL query parameters.
 pub type QueryParams = HashMap<String, String>;
@@ -127,12 +107,6 @@ pub fn int_param(q: &QueryParams, name: &str) -> Result<Option<u64>, BqError> {
             .map(Some)
             .map_err(|_| BqError::invalid(format!("Invalid value for {name}: {v}"))),
     }
-}
-
-/// An opaque etag.
-pub fn etag(seed: i64) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(format!("{seed:x}"))
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {

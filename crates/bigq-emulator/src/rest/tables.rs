@@ -13,12 +13,13 @@ use datafusion::scalar::ScalarValue;
 use serde_json::{Value, json};
 
 use super::encode::{self, EncodeOptions};
-use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_checked, raw_json};
-use crate::api::PageRequest;
+use super::{QueryParams, flag, int_param, ok, parse_checked, raw_json};
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
+use crate::api::{PageRequest, etag};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
+use crate::state::AppState;
 
 pub use crate::api::jobs::PAGE_BYTES;
 

@@ -20,7 +20,7 @@ use tonic::{Request, Response};
 
 use super::{BoxFuture, grpc, status};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// The v2 services' path prefix.
 pub const PREFIX: &str = "/google.cloud.bigquery.v2.";
