@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::catalog::Catalog;
 use crate::jobs::JobStore;
 use crate::sql::engine::Engine;
-use crate::sql::rewrite::TempScope;
+use crate::sql::names::TempScope;
 
 /// Shared server state.
 #[derive(Debug)]

@@ -15,8 +15,8 @@ use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
 use crate::jobs::{Job, JobState, RequestAnswer};
 use crate::sql::engine::{QueryOutput, QueryRequest};
+use crate::sql::names::{NameContext, TempScope};
 use crate::sql::params::Params;
-use crate::sql::rewrite::{NameContext, TempScope};
 use crate::state::AppState;
 
 /// The location every job runs in.

@@ -8,7 +8,7 @@ use super::PageRequest;
 use crate::catalog::{Table, TableKind, TableRef, now_millis};
 use crate::error::BqError;
 use crate::sql::engine::{QueryRequest, result_table};
-use crate::sql::rewrite::NameContext;
+use crate::sql::names::NameContext;
 use crate::state::AppState;
 
 /// What a new table is made of.

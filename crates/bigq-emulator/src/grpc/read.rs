@@ -36,7 +36,7 @@ use super::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::sql::engine::{Engine, QueryRequest};
-use crate::sql::rewrite::NameContext;
+use crate::sql::names::NameContext;
 use crate::state::AppState;
 
 /// Fewer rows than this per stream and BigQuery would not split a table further: a small

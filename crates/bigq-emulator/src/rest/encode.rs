@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::sql::range::range_element;
+use crate::sql::types::range_element;
 use base64::Engine as _;
 use bigq_codec::value::text;
 use datafusion::arrow::array::{

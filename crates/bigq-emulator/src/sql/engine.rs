@@ -18,9 +18,12 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
+use crate::sql::functions;
+use crate::sql::names::{NameContext, TempScope, name_parts, qualified_name, resolve};
 use crate::sql::params::Params;
-use crate::sql::rewrite::{self, NameContext, TempScope};
-use crate::sql::types;
+use crate::sql::parse::parse;
+use crate::sql::rewrite::{anonymous_unnests, expand_struct_unnests, rewrite_query};
+use crate::sql::types::{self, range_element};
 
 /// One query request.
 #[derive(Clone, Debug, Default)]
@@ -299,7 +302,7 @@ fn column_def_field(c: &ast::ColumnDef) -> BqResult<TableFieldSchema> {
 }
 
 fn dataset_of(name: &ast::ObjectName, cx: &NameContext) -> BqResult<(String, String)> {
-    let parts = rewrite::name_parts(name)?;
+    let parts = name_parts(name)?;
     match parts.as_slice() {
         [p, d] => Ok((p.clone(), d.clone())),
         [d] => Ok((cx.project.clone(), d.clone())),
@@ -330,11 +333,7 @@ impl Engine {
             .with_catalog_list(catalog.provider())
             .build();
         let ctx = SessionContext::new_with_state(state);
-        super::generate::register(&ctx);
-        super::geo::register(&ctx);
-        super::interval::register(&ctx);
-        super::json::register(&ctx);
-        super::range::register(&ctx);
+        functions::register(&ctx);
         Engine { catalog, ctx }
     }
 
@@ -439,7 +438,7 @@ impl Engine {
     }
 
     async fn execute_script(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
-        let stmts = rewrite::parse(&req.sql)?;
+        let stmts = parse(&req.sql)?;
         if stmts.is_empty() {
             return Err(BqError::invalid_query(
                 "Syntax error: Unexpected end of script",
@@ -500,7 +499,7 @@ impl Engine {
         req: &QueryRequest,
         dry_run: bool,
     ) -> BqResult<(SchemaRef, Vec<RecordBatch>)> {
-        rewrite::rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
+        rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
         self.expand_struct_unnests(&mut q, &state).await?;
         let plan = state
@@ -524,7 +523,7 @@ impl Engine {
         q: &mut Query,
         state: &datafusion::execution::SessionState,
     ) -> BqResult<()> {
-        let arrays = rewrite::anonymous_unnests(q);
+        let arrays = anonymous_unnests(q);
         if arrays.is_empty() {
             return Ok(());
         }
@@ -539,7 +538,7 @@ impl Engine {
                     .ok()
                     .and_then(|plan| match plan.schema().field(0).data_type() {
                         DataType::List(item) | DataType::LargeList(item)
-                            if crate::sql::range::range_element(item.data_type()).is_none() =>
+                            if range_element(item.data_type()).is_none() =>
                         {
                             match item.data_type() {
                                 DataType::Struct(fs) => {
@@ -552,7 +551,7 @@ impl Engine {
                     }),
             );
         }
-        rewrite::expand_struct_unnests(q, &fields)
+        expand_struct_unnests(q, &fields)
     }
 
     /// A script variable's value, evaluated once (`SELECT CAST(value AS type)`), as a
@@ -607,7 +606,7 @@ impl Engine {
     }
 
     fn parse_query(&self, sql: &str) -> BqResult<Box<Query>> {
-        match rewrite::parse(sql)?.pop() {
+        match parse(sql)?.pop() {
             Some(Statement::Query(q)) => Ok(q),
             _ => Err(BqError::internal(format!("not a query: {sql}"))),
         }
@@ -619,7 +618,7 @@ impl Engine {
         let scope = cx.temp.as_ref().ok_or_else(|| {
             BqError::invalid_query("Use of CREATE TEMPORARY TABLE requires a script or session")
         })?;
-        let parts = rewrite::name_parts(name)?;
+        let parts = name_parts(name)?;
         let [table] = parts.as_slice() else {
             return Err(BqError::invalid_query(format!(
                 "Temporary table name {} cannot be qualified",
@@ -654,7 +653,7 @@ impl Engine {
                 let t = if ct.temporary {
                     self.temp_table(&ct.name, cx)?
                 } else {
-                    rewrite::resolve(&ct.name, cx)?
+                    resolve(&ct.name, cx)?
                 };
                 let exists = self.catalog.read().table(&t).is_ok();
                 self.catalog.read().dataset(&t.project, &t.dataset)?;
@@ -729,7 +728,7 @@ impl Engine {
                 Ok(out)
             }
             Statement::CreateView(cv) => {
-                let t = rewrite::resolve(&cv.name, cx)?;
+                let t = resolve(&cv.name, cx)?;
                 let exists = self.catalog.read().table(&t).is_ok();
                 if exists && cv.if_not_exists {
                     return Ok(QueryOutput::empty("CREATE_VIEW"));
@@ -770,7 +769,7 @@ impl Engine {
                 for name in &names {
                     match object_type {
                         ObjectType::Table | ObjectType::View => {
-                            let t = rewrite::resolve(name, cx)?;
+                            let t = resolve(name, cx)?;
                             let found = self.catalog.read().table(&t);
                             match found {
                                 Ok(tbl) => {
@@ -880,7 +879,7 @@ impl Engine {
             Statement::Truncate(tr) => {
                 let mut out = QueryOutput::empty("TRUNCATE_TABLE");
                 for target in &tr.table_names {
-                    let t = rewrite::resolve(&target.name, cx)?;
+                    let t = resolve(&target.name, cx)?;
                     let table = self.catalog.read().table(&t)?;
                     let deleted = table.num_rows() as i64;
                     if !req.dry_run {
@@ -896,7 +895,7 @@ impl Engine {
                 Ok(out)
             }
             Statement::AlterTable(at) => {
-                let t = rewrite::resolve(&at.name, cx)?;
+                let t = resolve(&at.name, cx)?;
                 let table = match self.catalog.read().table(&t) {
                     Ok(t) => t,
                     Err(e) if at.if_exists && e.reason == "notFound" => {
@@ -956,7 +955,7 @@ impl Engine {
                             let n = match table_name {
                                 RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => n,
                             };
-                            let parts = rewrite::name_parts(n)?;
+                            let parts = name_parts(n)?;
                             let last = parts.last().cloned().unwrap_or_default();
                             rename = Some(TableRef {
                                 table: last,
@@ -1075,7 +1074,7 @@ impl Engine {
             ast::TableObject::TableName(n) => n.clone(),
             other => return Err(BqError::unsupported(format!("INSERT INTO {other}"))),
         };
-        let t = rewrite::resolve(&name, &req.names)?;
+        let t = resolve(&name, &req.names)?;
         let table = self.catalog.read().table(&t)?;
         if matches!(table.kind, TableKind::View { .. }) {
             return Err(BqError::invalid_query(format!(
@@ -1135,7 +1134,7 @@ impl Engine {
             ast::TableFactor::Table { name, alias, .. } => (name.clone(), alias.clone()),
             other => return Err(BqError::unsupported(format!("UPDATE {other}"))),
         };
-        let t = rewrite::resolve(&name, &req.names)?;
+        let t = resolve(&name, &req.names)?;
         let table = self.catalog.read().table(&t)?;
         let qualifier = alias
             .map(|a| a.name.value)
@@ -1148,9 +1147,7 @@ impl Engine {
         let mut sets = Vec::new();
         for a in &up.assignments {
             let col = match &a.target {
-                ast::AssignmentTarget::ColumnName(n) => {
-                    rewrite::name_parts(n)?.pop().unwrap_or_default()
-                }
+                ast::AssignmentTarget::ColumnName(n) => name_parts(n)?.pop().unwrap_or_default(),
                 ast::AssignmentTarget::Tuple(_) => {
                     return Err(BqError::unsupported("UPDATE SET (a, b) = ..."));
                 }
@@ -1234,14 +1231,14 @@ impl Engine {
             ast::TableFactor::Table { name, alias, .. } => (name.clone(), alias.clone()),
             other => return Err(BqError::unsupported(format!("MERGE INTO {other}"))),
         };
-        let t = rewrite::resolve(&name, &req.names)?;
+        let t = resolve(&name, &req.names)?;
         let table = self.catalog.read().table(&t)?;
         let tq = alias
             .map(|a| a.name.value)
             .unwrap_or_else(|| t.table.clone());
         let (src_body, sq) = match &m.source {
             ast::TableFactor::Table { name, alias, .. } => {
-                let last = rewrite::name_parts(name)?.pop().unwrap_or_default();
+                let last = name_parts(name)?.pop().unwrap_or_default();
                 (
                     name.to_string(),
                     alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(last),
@@ -1296,7 +1293,7 @@ impl Engine {
                     for a in &u.assignments {
                         let col = match &a.target {
                             ast::AssignmentTarget::ColumnName(n) => {
-                                rewrite::name_parts(n)?.pop().unwrap_or_default()
+                                name_parts(n)?.pop().unwrap_or_default()
                             }
                             ast::AssignmentTarget::Tuple(_) => {
                                 return Err(BqError::unsupported("MERGE UPDATE SET (a, b)"));
@@ -1345,7 +1342,7 @@ impl Engine {
         };
         let target_sql = format!(
             "SELECT {projection}, {clause_col} AS __merge_clause FROM {} AS `{tq}` LEFT JOIN {source} ON {on}",
-            rewrite::qualified_name(&t)
+            qualified_name(&t)
         );
         let (_, rows) = self
             .plan_and_run(self.parse_query(&target_sql)?, req, req.dry_run)
@@ -1416,7 +1413,7 @@ impl Engine {
             let sql = format!(
                 "SELECT {} FROM {source} LEFT JOIN (SELECT *, TRUE AS __merge_t FROM {}) AS `{tq}` ON {on} WHERE `{tq}`.__merge_t IS NULL AND {pred}{not_earlier}",
                 exprs.join(", "),
-                rewrite::qualified_name(&t)
+                qualified_name(&t)
             );
             earlier.push(pred);
             let (_, rows) = self
@@ -1451,7 +1448,7 @@ impl Engine {
             ast::TableFactor::Table { name, .. } => name.clone(),
             other => return Err(BqError::unsupported(format!("DELETE FROM {other}"))),
         };
-        let t = rewrite::resolve(&name, &req.names)?;
+        let t = resolve(&name, &req.names)?;
         let table = self.catalog.read().table(&t)?;
         let cond = del
             .selection
@@ -1534,7 +1531,7 @@ fn target_positions(
     columns
         .iter()
         .map(|c| {
-            let n = rewrite::name_parts(c)?.pop().unwrap_or_default();
+            let n = name_parts(c)?.pop().unwrap_or_default();
             table
                 .schema
                 .iter()

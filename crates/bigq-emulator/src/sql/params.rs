@@ -7,7 +7,7 @@ use datafusion::sql::sqlparser::ast;
 use serde_json::{Map, Value};
 
 use crate::error::{BqError, BqResult};
-use crate::sql::rewrite::call;
+use crate::sql::ast::call;
 use crate::sql::values::json_to_scalar;
 
 /// Parameters of one query.
