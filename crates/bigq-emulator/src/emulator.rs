@@ -98,7 +98,7 @@ impl EmulatorBuilder {
         };
         catalog.write().add_project(&self.project);
         let state = Arc::new(AppState {
-            engine: sql::engine::Engine::new(catalog.clone()),
+            engine: sql::exec::Engine::new(catalog.clone()),
             catalog: catalog.clone(),
             jobs: jobs::JobStore::default(),
             query_delay: self.query_delay,

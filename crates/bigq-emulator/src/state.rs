@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::catalog::Catalog;
 use crate::jobs::JobStore;
-use crate::sql::engine::Engine;
+use crate::sql::exec::Engine;
 use crate::sql::names::TempScope;
 
 /// Shared server state.

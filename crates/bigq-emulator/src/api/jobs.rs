@@ -14,7 +14,7 @@ use super::PageRequest;
 use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
 use crate::jobs::{Job, JobState, RequestAnswer};
-use crate::sql::engine::{QueryOutput, QueryRequest};
+use crate::sql::exec::{QueryOutput, QueryRequest};
 use crate::sql::names::{NameContext, TempScope};
 use crate::sql::params::Params;
 use crate::state::AppState;

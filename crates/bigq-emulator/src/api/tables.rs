@@ -7,7 +7,7 @@ use bigq_codec::schema::TableFieldSchema;
 use super::PageRequest;
 use crate::catalog::{Table, TableKind, TableRef, now_millis};
 use crate::error::BqError;
-use crate::sql::engine::{QueryRequest, result_table};
+use crate::sql::exec::{QueryRequest, result_table};
 use crate::sql::names::NameContext;
 use crate::state::AppState;
 

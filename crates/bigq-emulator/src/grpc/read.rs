@@ -35,7 +35,7 @@ use super::faults::Faults;
 use super::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
-use crate::sql::engine::{Engine, QueryRequest};
+use crate::sql::exec::{Engine, QueryRequest};
 use crate::sql::names::NameContext;
 use crate::state::AppState;
 

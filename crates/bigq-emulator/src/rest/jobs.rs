@@ -20,7 +20,7 @@ use crate::api::jobs::{
 };
 use crate::api::{PageRequest, etag};
 use crate::jobs::{Job, JobState};
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
 use crate::state::AppState;
 
 fn job_reference(job: &Job) -> Value {

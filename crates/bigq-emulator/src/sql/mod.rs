@@ -1,11 +1,11 @@
 //! GoogleSQL on DataFusion: text parsed in BigQuery's dialect (`parse`), names resolved
 //! (`names`), the AST rewritten into SQL DataFusion plans (`rewrite`, with `ast` to build
 //! nodes), BigQuery's functions DataFusion lacks (`functions`), statements run on the
-//! catalog (`engine`); BigQuery's types and Arrow's (`types`), query parameters (`params`) and
+//! catalog (`exec`); BigQuery's types and Arrow's (`types`), query parameters (`params`) and
 //! JSON values as Arrow scalars (`values`).
 
 pub(crate) mod ast;
-pub(crate) mod engine;
+pub(crate) mod exec;
 pub(crate) mod functions;
 pub(crate) mod names;
 pub(crate) mod params;

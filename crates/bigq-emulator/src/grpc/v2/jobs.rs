@@ -25,7 +25,7 @@ use crate::api::{PageRequest, etag};
 use crate::error::BqError;
 use crate::jobs::Job as CoreJob;
 use crate::rest::encode::EncodeOptions;
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
 use crate::state::AppState;
 use bigq_codec::json::{GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG};
 

@@ -20,7 +20,7 @@ use crate::api::jobs::PAGE_BYTES;
 use crate::error::BqError;
 use crate::grpc::arrow::{IpcEncoder, conform_batch, wire_schema};
 use crate::rest::encode::{self, EncodeOptions};
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
 
 /// The rows of one page and where the next starts.
 #[derive(Debug, Default)]
@@ -206,7 +206,7 @@ fn rows_of(
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::sql::engine::{Engine, QueryRequest};
+    use crate::sql::exec::{Engine, QueryRequest};
     use arrow_ipc::reader::StreamReader;
     use datafusion::arrow::array::AsArray;
     use datafusion::arrow::datatypes::Int64Type;
