@@ -32,7 +32,7 @@ use tonic::Status;
 
 use super::arrow::{IpcEncoder, conform_batch, wire_schema};
 use super::faults::Faults;
-use super::status;
+use super::service::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::sql::exec::{Engine, QueryRequest};

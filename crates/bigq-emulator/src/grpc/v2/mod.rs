@@ -18,7 +18,7 @@ use std::sync::Arc;
 use tonic::body::Body;
 use tonic::{Request, Response};
 
-use super::{BoxFuture, grpc, status};
+use super::service::{BoxFuture, grpc, status};
 use crate::error::BqError;
 use crate::state::AppState;
 
