@@ -13,8 +13,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::encode::EncodeOptions;
+use super::fields::{JOB, QUERY_REQUEST};
+use super::http::{QueryParams, int_param, ok, parse_checked, raw_json};
 use super::tables::{encode_options, page_fields, splice, start_row};
-use super::{QueryParams, int_param, ok, parse_checked, raw_json};
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
@@ -169,7 +170,7 @@ pub async fn query(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::QUERY_REQUEST, "query_request") {
+    let body = match parse_checked(&body, &QUERY_REQUEST, "query_request") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -347,7 +348,7 @@ pub async fn insert(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::JOB, "job") {
+    let body = match parse_checked(&body, &JOB, "job") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
