@@ -51,12 +51,15 @@
 //! # }
 //! ```
 //!
-//! Layout: `catalog` holds projects, datasets and tables (Arrow batches in memory, and the
-//! data directory in `catalog/persist.rs`);
-//! `sql/` parses, rewrites and runs GoogleSQL; `jobs` keeps query jobs; `state` is what both
-//! wires serve (the catalog, the engine, jobs and sessions); `api/` the operations both wires
-//! share; `rest/` is the HTTP surface and the row encoder; `grpc/` serves the Storage API
-//! (Read and Write) and the v2 Job, Dataset and Table services on its own port.
+//! Layout: `emulator` is the front door ([`Emulator`], [`EmulatorBuilder`]); `state` is what
+//! both wires serve (the catalog, the SQL engine over it, query jobs and sessions); `catalog`
+//! holds projects, datasets and tables (Arrow batches in memory, and the data directory in
+//! `catalog/persist.rs`); `sql/` parses, rewrites and runs GoogleSQL (`exec/` runs scripts,
+//! queries, DDL and DML, `rewrite/` maps GoogleSQL onto DataFusion, `functions/` lists and
+//! makes BigQuery's functions by family); `jobs` keeps query jobs; `api/` holds the operations
+//! both wires share, over which `rest/` (REST v2: HTTP and JSON) and `grpc/` (the Storage Read
+//! and Write APIs and the v2 Job, Dataset and Table services, on a port of their own) decode
+//! requests and encode answers.
 #![warn(missing_docs)]
 
 mod api;

@@ -1,4 +1,4 @@
-//! BigQuery types and DataFusion's Arrow types, both ways.
+//! BigQuery types and DataFusion's Arrow types, both ways, RANGE's marked struct among them.
 //!
 //! Tables store BigQuery's canonical Arrow layout (INT64 as Int64, NUMERIC as
 //! Decimal128(38, 9), TIMESTAMP as microseconds in UTC, ...). Query results may come

@@ -8,7 +8,8 @@
 //! parsers, formatters, transformations (with `buffer`, `centroid`, `overlay` and
 //! `simplify` apart), accessors, predicates and measures; `rows` is how a function is
 //! made of a function of one row, `tessellate` the vertices GeoJSON adds along long edges.
-//! This file makes each function's UDF, for the registry in [`super`].
+//! This file makes each function's UDF, for the registry in [`super`]: a new function is its
+//! computation in the file of its group, its UDF here and its line in the registry.
 
 mod accessors;
 mod buffer;
