@@ -6,16 +6,30 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BqError {
     /// The HTTP status (400, 403, 404, 409, 500, ...).
-    pub status: u16,
+    pub(crate) status: u16,
     /// BigQuery's reason: `invalidQuery`, `notFound`, `duplicate`, `invalid`, ...
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
     /// The message, worded as BigQuery words it where known.
-    pub message: String,
+    pub(crate) message: String,
     /// `errors[].location`, when BigQuery names one (a query position or a field).
-    pub location: Option<String>,
+    pub(crate) location: Option<String>,
 }
 
 impl BqError {
+    /// The HTTP status BigQuery answers with (400, 403, 404, 409, 500, ...).
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// BigQuery's reason: `invalidQuery`, `notFound`, `duplicate`, `invalid`, ...
+    pub fn reason(&self) -> &str {
+        self.reason
+    }
+
+    /// The message, worded as BigQuery words it where known.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
     fn new(status: u16, reason: &'static str, message: impl Into<String>) -> Self {
         BqError {
             status,
@@ -26,48 +40,48 @@ impl BqError {
     }
 
     /// 400 `invalidQuery`.
-    pub fn invalid_query(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_query(message: impl Into<String>) -> Self {
         Self::new(400, "invalidQuery", message)
     }
 
     /// 400 `invalid`.
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(400, "invalid", message)
     }
 
     /// 404 `notFound`.
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         Self::new(404, "notFound", message)
     }
 
     /// 409 `duplicate`.
-    pub fn duplicate(message: impl Into<String>) -> Self {
+    pub(crate) fn duplicate(message: impl Into<String>) -> Self {
         Self::new(409, "duplicate", message)
     }
 
     /// 403 `accessDenied`.
-    pub fn access_denied(message: impl Into<String>) -> Self {
+    pub(crate) fn access_denied(message: impl Into<String>) -> Self {
         Self::new(403, "accessDenied", message)
     }
 
     /// 500 `internalError`.
-    pub fn internal(message: impl Into<String>) -> Self {
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "internalError", message)
     }
 
     /// 400 `invalidQuery` for a construct the emulator does not support, naming it.
-    pub fn unsupported(what: impl fmt::Display) -> Self {
+    pub(crate) fn unsupported(what: impl fmt::Display) -> Self {
         Self::invalid_query(format!("Unsupported by bigq-emulator: {what}"))
     }
 
     /// Sets `errors[].location`.
-    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+    pub(crate) fn with_location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
     }
 
     /// The gRPC-style status name BigQuery puts in `error.status`.
-    pub fn status_name(&self) -> &'static str {
+    pub(crate) fn status_name(&self) -> &'static str {
         match self.status {
             400 => "INVALID_ARGUMENT",
             401 => "UNAUTHENTICATED",
@@ -81,7 +95,7 @@ impl BqError {
     }
 
     /// The `{"error": {...}}` body.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let mut item = serde_json::json!({
             "message": self.message,
             "domain": "global",
@@ -102,7 +116,7 @@ impl BqError {
     }
 
     /// The `errorResult` / `errors[]` entry of a failed job.
-    pub fn to_error_proto(&self) -> serde_json::Value {
+    pub(crate) fn to_error_proto(&self) -> serde_json::Value {
         let mut item = serde_json::json!({"reason": self.reason, "message": self.message});
         if let Some(loc) = &self.location {
             item["location"] = loc.clone().into();

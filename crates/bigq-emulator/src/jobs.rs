@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use crate::catalog::now_millis;
 use crate::error::BqError;
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
 
 /// A job's outcome once done.
 pub type JobResult = Result<Arc<QueryOutput>, BqError>;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::PageRequest;
 use crate::catalog::{Dataset, now_millis};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// The settable fields of a dataset. `None` leaves a field as it is; for labels, a `None`
 /// value removes that label.
@@ -122,7 +122,7 @@ pub fn list(
     let all: Vec<(String, Dataset)> = r
         .datasets(project)
         // The hidden datasets of scripts' and sessions' temporary tables.
-        .filter(|(id, _)| !id.starts_with(crate::sql::rewrite::TEMP_DATASET_PREFIX))
+        .filter(|(id, _)| !id.starts_with(crate::sql::names::TEMP_DATASET_PREFIX))
         .map(|(id, ds)| (id.clone(), ds.clone()))
         .collect();
     let (items, next) = page.slice(&all);

@@ -14,10 +14,10 @@ use super::PageRequest;
 use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
 use crate::jobs::{Job, JobState, RequestAnswer};
-use crate::rest::AppState;
-use crate::sql::engine::{QueryOutput, QueryRequest};
+use crate::sql::exec::{QueryOutput, QueryRequest};
+use crate::sql::names::{NameContext, TempScope};
 use crate::sql::params::Params;
-use crate::sql::rewrite::{NameContext, TempScope};
+use crate::state::AppState;
 
 /// The location every job runs in.
 pub const LOCATION: &str = "US";

@@ -10,6 +10,12 @@ pub mod tables;
 
 use crate::error::BqError;
 
+/// An opaque etag (both wires send one with every resource).
+pub fn etag(seed: i64) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(format!("{seed:x}"))
+}
+
 /// The position of one page in a list: the first item and the most items to return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageRequest {

@@ -7,9 +7,9 @@ use bigq_codec::schema::TableFieldSchema;
 use super::PageRequest;
 use crate::catalog::{Table, TableKind, TableRef, now_millis};
 use crate::error::BqError;
-use crate::rest::AppState;
-use crate::sql::engine::{QueryRequest, result_table};
-use crate::sql::rewrite::NameContext;
+use crate::sql::exec::{QueryRequest, result_table};
+use crate::sql::names::NameContext;
+use crate::state::AppState;
 
 /// What a new table is made of.
 #[derive(Clone, Debug, Default)]

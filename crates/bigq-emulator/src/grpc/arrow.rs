@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bigq_codec::ipc::CompressionType;
-pub use bigq_codec::ipc::IpcEncoder;
+use bigq_codec::ipc::IpcEncoder;
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, StructArray};
 use datafusion::arrow::compute::cast;

@@ -30,14 +30,15 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 use gcloud_sdk::prost_types::Timestamp;
 use tonic::Status;
 
-use super::arrow::{IpcEncoder, conform_batch, encode_batch, ipc_encoder, wire_schema};
+use super::arrow::{conform_batch, encode_batch, ipc_encoder, wire_schema};
 use super::faults::Faults;
-use super::status;
+use super::service::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
-use crate::rest::AppState;
-use crate::sql::engine::{Engine, QueryRequest};
-use crate::sql::rewrite::NameContext;
+use crate::sql::exec::{Engine, QueryRequest};
+use crate::sql::names::NameContext;
+use crate::state::AppState;
+use bigq_codec::ipc::IpcEncoder;
 
 /// Fewer rows than this per stream and BigQuery would not split a table further: a small
 /// table is one stream, whatever `max_stream_count` says.

@@ -26,9 +26,10 @@ use tonic::{Code, Status};
 
 use super::faults::Faults;
 use super::proto_rows::{CompileError, DecodeError, RowsDecoder};
+use super::service::status;
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// One write stream's state.
 #[derive(Debug)]
@@ -411,11 +412,7 @@ impl WriteService {
     }
 
     fn table(&self, t: &TableRef) -> Result<Arc<Table>, Status> {
-        self.app
-            .catalog
-            .read()
-            .table(t)
-            .map_err(|e| super::status(&e))
+        self.app.catalog.read().table(t).map_err(|e| status(&e))
     }
 
     /// Appends a batch to the catalog table: visible to queries and reads at once.
@@ -565,7 +562,7 @@ impl WriteService {
             }
             (s.table.clone(), out)
         };
-        self.publish(&t, batches).map_err(|e| super::status(&e))?;
+        self.publish(&t, batches).map_err(|e| status(&e))?;
         Ok(FlushRowsResponse { offset })
     }
 
@@ -622,7 +619,7 @@ impl WriteService {
             }
         }
         drop(streams);
-        self.publish(&t, batches).map_err(|e| super::status(&e))?;
+        self.publish(&t, batches).map_err(|e| status(&e))?;
         Ok(BatchCommitWriteStreamsResponse {
             commit_time: Some(timestamp(now)),
             stream_errors: Vec::new(),
@@ -737,7 +734,7 @@ impl WriteService {
                 );
             }
             if let Err(e) = self.publish(&t, vec![batch]) {
-                return fail(super::status(&e).code(), e.message, Vec::new());
+                return fail(status(&e).code(), e.message, Vec::new());
             }
             return AppendRowsResponse {
                 write_stream: name.clone(),
@@ -791,7 +788,7 @@ impl WriteService {
         }
         drop(streams);
         if publish_now && let Err(e) = self.publish(&t, vec![batch]) {
-            return fail(super::status(&e).code(), e.message, Vec::new());
+            return fail(status(&e).code(), e.message, Vec::new());
         }
         AppendRowsResponse {
             write_stream: name.clone(),

@@ -12,8 +12,6 @@ use serde_json::Value;
 
 use crate::error::BqError;
 
-pub(super) use super::fields::{DATASET, JOB, QUERY_REQUEST, TABLE};
-
 /// What a field holds.
 #[derive(Debug)]
 pub(super) enum Kind {
@@ -217,6 +215,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::rest::fields::{JOB, QUERY_REQUEST, TABLE};
 
     fn message(body: Value, m: &Message, root: &str) -> String {
         match check(&body, m, root) {

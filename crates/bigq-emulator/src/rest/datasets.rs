@@ -8,10 +8,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{AppState, QueryParams, etag, flag, ok, parse_checked};
-use crate::api::PageRequest;
+use super::fields::DATASET;
+use super::http::{QueryParams, flag, int_param, ok, parse_checked};
 use crate::api::datasets::{self as core, DatasetFields};
+use crate::api::{PageRequest, etag};
 use crate::catalog::Dataset;
+use crate::state::AppState;
 
 fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     let mut v = json!({
@@ -66,7 +68,7 @@ pub async fn insert(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::DATASET, "dataset") {
+    let body = match parse_checked(&body, &DATASET, "dataset") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -105,7 +107,7 @@ pub async fn patch(
     Path((project, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::DATASET, "dataset") {
+    let body = match parse_checked(&body, &DATASET, "dataset") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -133,7 +135,7 @@ pub async fn list(
 ) -> Response {
     let page = PageRequest {
         start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
-        max: super::int_param(&q, "maxResults")
+        max: int_param(&q, "maxResults")
             .ok()
             .flatten()
             .map(|m| m as usize),

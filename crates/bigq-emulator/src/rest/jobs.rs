@@ -12,14 +12,16 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use super::fields::{JOB, QUERY_REQUEST};
+use super::http::{QueryParams, int_param, ok, parse_checked, raw_json};
 use super::tables::{encode_options, page_fields, splice, start_row};
-use super::{AppState, QueryParams, etag, int_param, ok, parse_checked, raw_json};
-use crate::api::PageRequest;
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
+use crate::api::{PageRequest, etag};
 use crate::jobs::{Job, JobState};
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
+use crate::state::AppState;
 use bigq_codec::json::encode::EncodeOptions;
 
 fn job_reference(job: &Job) -> Value {
@@ -168,7 +170,7 @@ pub async fn query(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::QUERY_REQUEST, "query_request") {
+    let body = match parse_checked(&body, &QUERY_REQUEST, "query_request") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -346,7 +348,7 @@ pub async fn insert(
     Path(project): Path<String>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::JOB, "job") {
+    let body = match parse_checked(&body, &JOB, "job") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };

@@ -12,12 +12,15 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::scalar::ScalarValue;
 use serde_json::{Value, json};
 
-use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_checked, raw_json};
-use crate::api::PageRequest;
+use super::check::INSERT_ALL;
+use super::fields::TABLE;
+use super::http::{QueryParams, flag, int_param, ok, parse_checked, raw_json};
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
+use crate::api::{PageRequest, etag};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
+use crate::state::AppState;
 use bigq_codec::json::encode::{self, EncodeOptions};
 
 pub use crate::api::jobs::PAGE_BYTES;
@@ -84,7 +87,7 @@ pub async fn insert(
     Path((project, dataset)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::TABLE, "table") {
+    let body = match parse_checked(&body, &TABLE, "table") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -143,7 +146,7 @@ pub async fn patch(
     Path((project, dataset, table)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::TABLE, "table") {
+    let body = match parse_checked(&body, &TABLE, "table") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
@@ -343,7 +346,7 @@ pub async fn insert_all(
     Path((project, dataset, table)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response {
-    let body = match parse_checked(&body, &super::check::INSERT_ALL, "") {
+    let body = match parse_checked(&body, &INSERT_ALL, "") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };

@@ -1,13 +1,15 @@
-//! GoogleSQL on DataFusion: parsing and rewriting, types, parameters, execution.
+//! GoogleSQL on DataFusion: text parsed in BigQuery's dialect (`parse`), names resolved
+//! (`names`), the AST rewritten into SQL DataFusion plans (`rewrite`, with `ast` to build
+//! nodes), BigQuery's functions DataFusion lacks (`functions`), statements run on the
+//! catalog (`exec`); BigQuery's types and Arrow's (`types`), query parameters (`params`) and
+//! JSON values as Arrow scalars (`values`).
 
-pub mod engine;
-mod generate;
-pub mod geo;
-pub mod interval;
-pub mod json;
-pub mod params;
-pub mod range;
-pub mod rewrite;
-pub mod types;
-mod udf;
-pub mod values;
+pub(crate) mod ast;
+pub(crate) mod exec;
+pub(crate) mod functions;
+pub(crate) mod names;
+pub(crate) mod params;
+pub(crate) mod parse;
+pub(crate) mod rewrite;
+pub(crate) mod types;
+pub(crate) mod values;

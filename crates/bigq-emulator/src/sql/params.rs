@@ -7,7 +7,7 @@ use datafusion::sql::sqlparser::ast;
 use serde_json::{Map, Value};
 
 use crate::error::{BqError, BqResult};
-use crate::sql::rewrite::call;
+use crate::sql::ast::call;
 use crate::sql::values::json_to_scalar;
 
 /// Parameters of one query.
@@ -45,11 +45,6 @@ impl Params {
             }
         }
         Ok(out)
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.named.is_empty() && self.positional.is_empty()
     }
 }
 

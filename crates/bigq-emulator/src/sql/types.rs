@@ -1,10 +1,11 @@
-//! BigQuery types and DataFusion's Arrow types, both ways.
+//! BigQuery types and DataFusion's Arrow types, both ways, RANGE's marked struct among them.
 //!
 //! Tables store BigQuery's canonical Arrow layout (INT64 as Int64, NUMERIC as
 //! Decimal128(38, 9), TIMESTAMP as microseconds in UTC, ...). Query results may come
 //! back in whatever type DataFusion chose; [`bq_field_of`] names the BigQuery type
 //! for any of them and the row encoder renders them all.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
@@ -12,7 +13,6 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, IntervalUnit, Schema
 use datafusion::sql::sqlparser::ast::{self, ExactNumberInfo, StructBracketKind};
 
 use crate::error::{BqError, BqResult};
-use crate::sql::range::{range_element, range_type, sql_type_element};
 
 /// The time zone stored on TIMESTAMP columns.
 pub const UTC: &str = "UTC";
@@ -92,7 +92,7 @@ pub fn sql_type_tag(t: &FieldType) -> Option<&'static str> {
 /// `field` tagged with the extension name of `t`, if it has one.
 pub fn tagged(field: Field, t: &FieldType) -> Field {
     match sql_type_tag(t) {
-        Some(tag) => field.with_metadata(std::collections::HashMap::from([(
+        Some(tag) => field.with_metadata(HashMap::from([(
             EXTENSION_NAME_KEY.to_string(),
             tag.to_string(),
         )])),
@@ -306,6 +306,53 @@ pub fn datafusion_sql_type(t: &ast::DataType) -> Option<ast::DataType> {
         }
         _ => return None,
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// RANGE: a struct of `start` and `end` of the element type (DATE, DATETIME or TIMESTAMP; a
+// NULL bound is UNBOUNDED), the layout BigQuery's Storage Read sends, its two fields marked
+// in their metadata so that a RANGE is told apart from a user's `STRUCT<start DATE, end
+// DATE>` (the mark is part of the Arrow type, so it survives every expression DataFusion
+// passes the type through).
+
+pub use bigq_codec::json::encode::{range_element, range_type};
+
+/// The element types a RANGE may have, by their GoogleSQL names.
+pub fn element_of_name(name: &str) -> Option<DataType> {
+    Some(match name.to_ascii_uppercase().as_str() {
+        "DATE" => DataType::Date32,
+        "DATETIME" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+        _ => return None,
+    })
+}
+
+/// The RANGE element type a value of type `t` converts to (TIMESTAMP literals may come as
+/// nanoseconds).
+pub fn canonical_element(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Date32 | DataType::Date64 => Some(DataType::Date32),
+        DataType::Timestamp(_, None) => element_of_name("DATETIME"),
+        DataType::Timestamp(_, Some(_)) => element_of_name("TIMESTAMP"),
+        _ => None,
+    }
+}
+
+/// The GoogleSQL name of a RANGE element type.
+pub fn element_name(t: &DataType) -> &'static str {
+    match t {
+        DataType::Date32 => "DATE",
+        DataType::Timestamp(_, None) => "DATETIME",
+        _ => "TIMESTAMP",
+    }
+}
+
+/// The element type named by a `BIGQ_RANGE_<T>` type name (what the rewrite before parsing
+/// writes for `RANGE<T>`), as its BigQuery name.
+pub fn sql_type_element(type_name: &str) -> Option<&'static str> {
+    let t = type_name.to_ascii_uppercase();
+    let el = t.strip_prefix("BIGQ_RANGE_")?;
+    element_of_name(el).map(|d| element_name(&d))
 }
 
 #[cfg(test)]

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use arrow_ipc::reader::StreamReader;
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use bigq_emulator::Emulator;
-use bigq_emulator::catalog::{Dataset, Table, TableRef};
 use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     ArrowSerializationOptions, CreateReadSessionRequest, DataFormat, ReadRowsRequest,
     ReadRowsResponse, ReadSession, SplitReadStreamRequest,
@@ -554,26 +553,16 @@ async fn query_destination_tables_are_readable() {
 #[tokio::test]
 async fn fault_hook_cuts_a_call_after_n_rows() {
     let ctx = Ctx::new().await;
-    // Seeded straight into the catalog: one Int64 column, 100,000 rows.
+    // Seeded straight into the catalog: one Int64 column, 100,000 rows in one batch.
     let schema = vec![TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required)];
-    let mut table = Table::new(schema).unwrap();
-    table.batches = vec![
-        RecordBatch::try_new(
-            table.arrow_schema.clone(),
-            vec![Arc::new(Int64Array::from_iter_values(0..100_000))],
-        )
-        .unwrap(),
-    ];
-    let t = TableRef {
-        project: "p".into(),
-        dataset: "ds".into(),
-        table: "big".into(),
-    };
-    {
-        let mut w = ctx.emu.catalog().write();
-        let _ = w.create_dataset("p", "ds", Dataset::new(None));
-        w.create_table(&t, table, false).unwrap();
-    }
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from_iter_values(0..100_000))],
+    )
+    .unwrap();
+    ctx.emu
+        .create_table_with_batches("p", "ds", "big", schema, vec![batch])
+        .unwrap();
     let s = ctx
         .session("big", 1, compressed(CompressionCodec::Zstd))
         .await
@@ -603,12 +592,15 @@ async fn one_stream_throughput() {
         TableFieldSchema::new("id", FieldType::Int64),
         TableFieldSchema::new("s", FieldType::String),
     ];
-    let mut table = Table::new(schema).unwrap();
+    let columns = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]));
     let rows = 2_000_000;
-    table.batches = (0..rows / 100_000)
+    let batches = (0..rows / 100_000)
         .map(|k| {
             RecordBatch::try_new(
-                table.arrow_schema.clone(),
+                columns.clone(),
                 vec![
                     Arc::new(Int64Array::from_iter_values(k * 100_000..(k + 1) * 100_000)),
                     Arc::new(StringArray::from_iter_values(
@@ -619,15 +611,8 @@ async fn one_stream_throughput() {
             .unwrap()
         })
         .collect();
-    let t = TableRef {
-        project: "p".into(),
-        dataset: "ds".into(),
-        table: "wide".into(),
-    };
     ctx.emu
-        .catalog()
-        .write()
-        .create_table(&t, table, false)
+        .create_table_with_batches("p", "ds", "wide", schema, batches)
         .unwrap();
     let s = ctx.session("wide", 1, Default::default()).await.unwrap();
     for _ in 0..3 {

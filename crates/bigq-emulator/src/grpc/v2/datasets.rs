@@ -9,9 +9,10 @@ use gcloud_sdk::google::cloud::bigquery::v2::{
 
 use crate::api::PageRequest;
 use crate::api::datasets::{self as core, DatasetFields};
+use crate::api::etag;
 use crate::catalog::Dataset as CoreDataset;
 use crate::error::BqError;
-use crate::rest::{AppState, etag};
+use crate::state::AppState;
 
 fn message(s: &AppState, project: &str, id: &str, ds: &CoreDataset) -> Dataset {
     let access = |role: &str, group: &str| Access {

@@ -18,14 +18,14 @@ use serde_json::Value;
 
 use super::convert::{job_query_json, job_query_proto, schema_to_proto};
 use super::results::{WithRows, arrow_page, compression, struct_page};
-use crate::api::PageRequest;
 use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
+use crate::api::{PageRequest, etag};
 use crate::error::BqError;
 use crate::jobs::Job as CoreJob;
-use crate::rest::AppState;
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
+use crate::state::AppState;
 use bigq_codec::json::encode::EncodeOptions;
 use bigq_codec::json::{GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG};
 
@@ -273,7 +273,7 @@ pub async fn get_query_results(
     .await?;
     let mut r = GetQueryResultsResponse {
         kind: "bigquery#getQueryResultsResponse".into(),
-        etag: crate::rest::etag(job.creation_time),
+        etag: etag(job.creation_time),
         job_reference: Some(job_reference(&job)),
         job_complete: Some(out.is_some()),
         ..Default::default()
@@ -360,7 +360,7 @@ fn status(job: &CoreJob) -> JobStatus {
 fn job_message(s: &AppState, job: &CoreJob) -> Job {
     Job {
         kind: "bigquery#job".into(),
-        etag: crate::rest::etag(job.creation_time),
+        etag: etag(job.creation_time),
         id: format!("{}:{}.{}", job.project, job.location, job.job_id),
         self_link: format!(
             "{}/bigquery/v2/projects/{}/jobs/{}?location={}",
@@ -400,7 +400,7 @@ pub async fn insert_job(s: Arc<AppState>, req: InsertJobRequest) -> Result<Job, 
             time,
         } => Ok(Job {
             kind: "bigquery#job".into(),
-            etag: crate::rest::etag(time),
+            etag: etag(time),
             id: format!("{project}:{location}."),
             configuration: Some(configuration(&c)),
             job_reference: Some(JobReference {
@@ -489,7 +489,7 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
     let (jobs, next) = core::list(&s, &req.project_id, &filter, page);
     Ok(JobList {
         kind: "bigquery#jobList".into(),
-        etag: crate::rest::etag(jobs.len() as i64),
+        etag: etag(jobs.len() as i64),
         next_page_token: next.unwrap_or_default(),
         jobs: jobs
             .iter()

@@ -18,9 +18,9 @@ use std::sync::Arc;
 use tonic::body::Body;
 use tonic::{Request, Response};
 
-use super::{BoxFuture, grpc, status};
+use super::service::{BoxFuture, grpc, status};
 use crate::error::BqError;
-use crate::rest::AppState;
+use crate::state::AppState;
 
 /// The v2 services' path prefix.
 pub const PREFIX: &str = "/google.cloud.bigquery.v2.";

@@ -19,7 +19,7 @@ use crate::api::PageRequest;
 use crate::api::jobs::PAGE_BYTES;
 use crate::error::BqError;
 use crate::grpc::arrow::{conform_batch, encode_batch, ipc_encoder, wire_schema};
-use crate::sql::engine::QueryOutput;
+use crate::sql::exec::QueryOutput;
 use bigq_codec::json::encode::{self, EncodeOptions};
 
 /// The rows of one page and where the next starts.
@@ -206,7 +206,7 @@ fn rows_of(
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::sql::engine::{Engine, QueryRequest};
+    use crate::sql::exec::{Engine, QueryRequest};
     use arrow_ipc::reader::StreamReader;
     use datafusion::arrow::array::AsArray;
     use datafusion::arrow::datatypes::Int64Type;

@@ -10,10 +10,11 @@ use gcloud_sdk::google::cloud::bigquery::v2::{
 
 use super::convert::{schema_from_proto, schema_to_proto};
 use crate::api::PageRequest;
+use crate::api::etag;
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView, type_name};
 use crate::catalog::{Table as CoreTable, TableKind, TableRef};
 use crate::error::BqError;
-use crate::rest::{AppState, etag};
+use crate::state::AppState;
 
 fn message(s: &AppState, t: &TableRef, table: &CoreTable) -> Table {
     let (rows, bytes) = match table.kind {

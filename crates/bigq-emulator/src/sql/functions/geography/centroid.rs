@@ -7,7 +7,12 @@
 
 use wkt::types::Coord;
 
-use super::{Arg, DfResult, Geo, Out, Parts, V3, close_ring, cross, dot, geo, lnglat, xyz};
+use datafusion::common::Result as DfResult;
+
+use super::parts::Parts;
+use super::rows::{Arg, Out, geo};
+use super::sphere::{V3, close_ring, cross, dot, lnglat, xyz};
+use super::value::Geo;
 
 fn add(a: V3, b: V3) -> V3 {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2]]

@@ -13,14 +13,15 @@
 use wkt::types::Coord;
 
 use super::centroid::angle;
-use super::{Geo, V3, cross, dot, lnglat, xyz};
+use super::sphere::{EARTH_RADIUS_M, V3, cross, dot, lnglat, xyz};
+use super::value::Geo;
 
 /// How far (as a chord of the unit sphere, squared) a written edge may stray from the
 /// arc, as BigQuery draws it: 10 metres. The recorded outputs bound it: a 1-degree edge
 /// along latitude 2, estimated 8.7 m off, is written whole; along latitude 3 (13 m) it is
 /// split; from (1 1) to (2 2) (15 m) it is split once.
 fn tolerance() -> f64 {
-    let radians = SCALE * 10.0 / super::super::EARTH_RADIUS_M;
+    let radians = SCALE * 10.0 / EARTH_RADIUS_M;
     let chord = 2.0 * (0.5 * radians).sin();
     chord * chord
 }
@@ -136,7 +137,7 @@ fn chain(vertices: &[Coord], tolerance: f64) -> Vec<Coord> {
 }
 
 /// `g` with the extra vertices of its lines' and polygons' edges, for GeoJSON.
-pub(in crate::sql::geo) fn densified(g: &Geo) -> Geo {
+pub(super) fn densified(g: &Geo) -> Geo {
     let t = tolerance();
     let rings = |r: &Vec<Vec<Coord>>| r.iter().map(|c| chain(c, t)).collect::<Vec<_>>();
     match g {

@@ -1,4 +1,4 @@
-//! JSON values: `PARSE_JSON(text)`, a scalar UDF whose result field carries BigQuery's
+//! JSON functions: `PARSE_JSON(text)`, a scalar UDF whose result field carries BigQuery's
 //! `google:sqlType:json` tag, so the column is reported as JSON (the value is JSON text in
 //! a Utf8 array, as JSON columns are kept).
 //!
@@ -14,15 +14,14 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
 };
-use datafusion::prelude::SessionContext;
 
 use bigq_codec::schema::FieldType;
 
-use super::types::tagged;
 use super::udf::{arrays, result};
+use crate::sql::types::tagged;
 
 /// The JSON text of `text`, or BigQuery's complaint about it.
-fn parse_json(text: &str) -> Result<String, String> {
+fn json_text(text: &str) -> Result<String, String> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         format!("Invalid input to PARSE_JSON: {text:?} is not a valid JSON value ({e})")
     })?;
@@ -68,17 +67,17 @@ impl ScalarUDFImpl for ParseJson {
                 out.append_null();
                 continue;
             }
-            out.append_value(parse_json(text.value(i)).map_err(DataFusionError::Execution)?);
+            out.append_value(json_text(text.value(i)).map_err(DataFusionError::Execution)?);
         }
         result(Arc::new(out.finish()), args)
     }
 }
 
-/// Registers the JSON functions on `ctx`.
-pub fn register(ctx: &SessionContext) {
-    ctx.register_udf(ScalarUDF::new_from_impl(ParseJson {
+/// `PARSE_JSON(STRING)`.
+pub(crate) fn parse_json() -> ScalarUDF {
+    ScalarUDF::new_from_impl(ParseJson {
         signature: Signature::exact(vec![DataType::Utf8], Volatility::Immutable),
-    }));
+    })
 }
 
 #[cfg(test)]
@@ -89,12 +88,12 @@ mod tests {
     fn parse_json_writes_compact_sorted_text() {
         // BigQuery: PARSE_JSON(ST_ASGEOJSON(ST_GEOGFROMTEXT('POINT(3 4)'))).
         assert_eq!(
-            parse_json(r#"{ "type": "Point", "coordinates": [3, 4] } "#).unwrap(),
+            json_text(r#"{ "type": "Point", "coordinates": [3, 4] } "#).unwrap(),
             r#"{"coordinates":[3,4],"type":"Point"}"#
         );
-        assert_eq!(parse_json(" 1.5 ").unwrap(), "1.5");
-        assert_eq!(parse_json(r#""a""#).unwrap(), r#""a""#);
-        assert!(parse_json("{").is_err());
-        assert!(parse_json("").is_err());
+        assert_eq!(json_text(" 1.5 ").unwrap(), "1.5");
+        assert_eq!(json_text(r#""a""#).unwrap(), r#""a""#);
+        assert!(json_text("{").is_err());
+        assert!(json_text("").is_err());
     }
 }

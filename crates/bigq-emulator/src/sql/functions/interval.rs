@@ -20,19 +20,18 @@ use datafusion::common::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility, create_udf,
 };
-use datafusion::prelude::SessionContext;
 
 use super::udf::{arrays, result};
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
 /// Whole 30-day periods of the days moved into the months (`JUSTIFY_DAYS`).
-fn justify_days(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+fn whole_months(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
     IntervalMonthDayNano::new(v.months + v.days / 30, v.days % 30, v.nanoseconds)
 }
 
 /// Whole 24-hour periods of the time moved into the days (`JUSTIFY_HOURS`).
-fn justify_hours(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+fn whole_days(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
     let days = v.nanoseconds / NANOS_PER_DAY;
     IntervalMonthDayNano::new(
         v.months,
@@ -42,8 +41,8 @@ fn justify_hours(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
 }
 
 /// Both, hours first (`JUSTIFY_INTERVAL`).
-fn justify_interval(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
-    justify_days(justify_hours(v))
+fn whole_days_and_months(v: IntervalMonthDayNano) -> IntervalMonthDayNano {
+    whole_months(whole_days(v))
 }
 
 fn interval_type() -> DataType {
@@ -71,7 +70,7 @@ fn justify(name: &'static str, f: fn(IntervalMonthDayNano) -> IntervalMonthDayNa
 }
 
 /// `MAKE_INTERVAL(year, month, day, hour, minute, second)`.
-fn make_interval() -> ScalarUDF {
+pub(crate) fn make_interval() -> ScalarUDF {
     let fun = |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
         let (parts, n) = arrays(args)?;
         let ints = parts
@@ -260,24 +259,29 @@ impl ScalarUDFImpl for AddInterval {
     }
 }
 
-/// Registers the INTERVAL functions on `ctx`.
-pub fn register(ctx: &SessionContext) {
-    ctx.register_udf(ScalarUDF::new_from_impl(AddInterval::new(
-        "bigq_add_interval",
-        false,
-    )));
-    ctx.register_udf(ScalarUDF::new_from_impl(AddInterval::new(
-        "bigq_sub_interval",
-        true,
-    )));
-    for udf in [
-        justify("justify_days", justify_days),
-        justify("justify_hours", justify_hours),
-        justify("justify_interval", justify_interval),
-        make_interval(),
-    ] {
-        ctx.register_udf(udf);
-    }
+/// `x + interval`, as the rewrite of the operator calls it.
+pub(crate) fn bigq_add_interval() -> ScalarUDF {
+    ScalarUDF::new_from_impl(AddInterval::new("bigq_add_interval", false))
+}
+
+/// `x - interval`, as the rewrite of the operator calls it.
+pub(crate) fn bigq_sub_interval() -> ScalarUDF {
+    ScalarUDF::new_from_impl(AddInterval::new("bigq_sub_interval", true))
+}
+
+/// `JUSTIFY_DAYS(interval)`.
+pub(crate) fn justify_days() -> ScalarUDF {
+    justify("justify_days", whole_months)
+}
+
+/// `JUSTIFY_HOURS(interval)`.
+pub(crate) fn justify_hours() -> ScalarUDF {
+    justify("justify_hours", whole_days)
+}
+
+/// `JUSTIFY_INTERVAL(interval)`.
+pub(crate) fn justify_interval() -> ScalarUDF {
+    justify("justify_interval", whole_days_and_months)
 }
 
 #[cfg(test)]
@@ -287,9 +291,9 @@ mod tests {
     #[test]
     fn justify_as_bigquery() {
         let iv = |m, d, h: i64| IntervalMonthDayNano::new(m, d, h * 3600 * 1_000_000_000);
-        assert_eq!(justify_days(iv(0, 40, 0)), iv(1, 10, 0));
-        assert_eq!(justify_days(iv(0, -40, 0)), iv(-1, -10, 0));
-        assert_eq!(justify_hours(iv(0, 0, 30)), iv(0, 1, 6));
-        assert_eq!(justify_interval(iv(0, 40, 30)), iv(1, 11, 6));
+        assert_eq!(whole_months(iv(0, 40, 0)), iv(1, 10, 0));
+        assert_eq!(whole_months(iv(0, -40, 0)), iv(-1, -10, 0));
+        assert_eq!(whole_days(iv(0, 0, 30)), iv(0, 1, 6));
+        assert_eq!(whole_days_and_months(iv(0, 40, 30)), iv(1, 11, 6));
     }
 }

@@ -15,11 +15,15 @@
 
 use wkt::types::Coord;
 
+use datafusion::common::Result as DfResult;
+
 use super::centroid::{angle, signed_area};
-use super::{
-    Arg, DfResult, Geo, Out, Parts, Place, V3, arcs_cross, close_ring, cross, dot, fail, geo,
-    lnglat, on_arc, place_in_polygon, same, unsupported, xyz,
+use super::parts::{Parts, Sphere};
+use super::rows::{Arg, Out, fail, geo};
+use super::sphere::{
+    Place, V3, arcs_cross, close_ring, cross, dot, lnglat, on_arc, place_in_polygon, same, xyz,
 };
+use super::value::{Geo, unsupported};
 
 /// Which boolean operation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -368,10 +372,10 @@ fn run(op: Op, n: &str, a: &[Arg]) -> DfResult<Out> {
             "{n} of lines (bigq-emulator overlays points and polygons)"
         )));
     }
-    let (sx, sy) = (super::Sphere::of(&x), super::Sphere::of(&y));
+    let (sx, sy) = (Sphere::of(&x), Sphere::of(&y));
     // Points: kept where the other side covers them (intersection) or does not
     // (difference); the points of the second side meeting the first's polygons too.
-    let covered = |s: &super::Sphere, c: &Coord| s.place(xyz(c)) != Place::Outside;
+    let covered = |s: &Sphere, c: &Coord| s.place(xyz(c)) != Place::Outside;
     let mut points: Vec<Coord> = px
         .points
         .iter()

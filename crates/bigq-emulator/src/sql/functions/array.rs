@@ -1,4 +1,5 @@
-//! `GENERATE_ARRAY`: DataFusion's `generate_series`, but left for execution.
+//! Array functions: `ARRAY(subquery)`, and `GENERATE_ARRAY` as DataFusion's
+//! `generate_series`, but left for execution.
 //!
 //! `generate_series` is immutable, so DataFusion's simplifier evaluates a call with constant
 //! bounds while planning and puts the whole array into the plan as one list literal. The
@@ -14,10 +15,14 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{self, Expr};
+
+use crate::error::{BqError, BqResult};
+use crate::sql::ast::{call, function_args};
+use crate::sql::parse::parse;
 
 /// The name the rewrite gives `GENERATE_ARRAY`.
-pub const GENERATE_ARRAY: &str = "bq_generate_array";
+const GENERATE_ARRAY: &str = "bq_generate_array";
 
 /// `generate_series` with a volatile signature.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -44,17 +49,33 @@ impl ScalarUDFImpl for GenerateArray {
     }
 }
 
-/// Registers `bq_generate_array` on `ctx`.
-pub fn register(ctx: &SessionContext) {
+/// `bq_generate_array`: `generate_series` with a volatile signature.
+pub(crate) fn bq_generate_array() -> ScalarUDF {
     let series = datafusion::functions_nested::range::gen_series_udf();
     let signature = Signature::new(
         series.signature().type_signature.clone(),
         Volatility::Volatile,
     );
-    ctx.register_udf(ScalarUDF::new_from_impl(GenerateArray {
-        series,
-        signature,
-    }));
+    ScalarUDF::new_from_impl(GenerateArray { series, signature })
+}
+
+/// `GENERATE_ARRAY(start, end [, step])` as `bq_generate_array`.
+pub(crate) fn generate_array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let args = function_args(f).ok_or_else(|| BqError::unsupported("GENERATE_ARRAY arguments"))?;
+    Ok(Some(call(GENERATE_ARRAY, args)))
+}
+
+/// `ARRAY(SELECT x ...)`: the one column aggregated, `[]` when there are no rows.
+pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let ast::FunctionArguments::Subquery(q) = &f.args else {
+        return Ok(None);
+    };
+    let sql =
+        format!("SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)");
+    match parse(&sql)?.pop() {
+        Some(ast::Statement::Query(wrapper)) => Ok(Some(Expr::Subquery(wrapper))),
+        _ => Err(BqError::internal("ARRAY subquery")),
+    }
 }
 
 #[cfg(test)]
@@ -67,8 +88,8 @@ mod tests {
     /// and the query still returns the array, bounds included.
     #[tokio::test]
     async fn stays_a_call_until_the_query_runs() {
-        let ctx = SessionContext::new();
-        register(&ctx);
+        let ctx = datafusion::prelude::SessionContext::new();
+        ctx.register_udf(bq_generate_array());
         let df = ctx
             .sql("SELECT bq_generate_array(2, 6) AS a")
             .await

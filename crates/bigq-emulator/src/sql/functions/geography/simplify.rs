@@ -12,8 +12,12 @@
 
 use wkt::types::Coord;
 
+use datafusion::common::Result as DfResult;
+
 use super::centroid::angle;
-use super::{Arg, DfResult, Geo, Out, V3, close_ring, cross, dot, fail, geo, xyz};
+use super::rows::{Arg, Out, fail, geo};
+use super::sphere::{EARTH_RADIUS_M, V3, close_ring, cross, dot, xyz};
+use super::value::Geo;
 
 /// How far `p` is from the arc `ab` (radians).
 fn from_arc(p: V3, a: V3, b: V3) -> f64 {
@@ -165,7 +169,7 @@ pub(super) fn st_simplify(n: &str, a: &[Arg]) -> DfResult<Out> {
             &format!("tolerance_meters must be a non-negative finite number, not {metres}"),
         ));
     }
-    let tolerance = metres / super::super::EARTH_RADIUS_M;
+    let tolerance = metres / EARTH_RADIUS_M;
     Ok(Out::Geo(
         simplify(&g, tolerance).unwrap_or(Geo::Collection(vec![])),
     ))

@@ -14,7 +14,11 @@
 //! Buffers of lines and polygons (S2's winding-number sweep) are not served; they are refused
 //! by name.
 
-use super::{Arg, DfResult, Geo, Out, V3, cross, dot, fail, geo, lnglat, unsupported, xyz};
+use datafusion::common::Result as DfResult;
+
+use super::rows::{Arg, Out, fail, geo};
+use super::sphere::{EARTH_RADIUS_M, V3, cross, dot, lnglat, xyz};
+use super::value::{Geo, unsupported};
 
 /// Half the distance from 1 to the next double, S2's `DBL_ERR`.
 const DBL_ERR: f64 = f64::EPSILON / 2.0;
@@ -186,7 +190,7 @@ pub(super) fn st_buffer(n: &str, a: &[Arg]) -> DfResult<Out> {
             )));
         }
     };
-    let radius = metres / super::super::EARTH_RADIUS_M;
+    let radius = metres / EARTH_RADIUS_M;
     let out = match disc(xyz(&c), radius, 4.0 * quarter).map_err(|e| unsupported(&e))? {
         Disc::Point => g,
         Disc::Empty => Geo::Collection(vec![]),

@@ -1,0 +1,262 @@
+//! The front door: [`EmulatorBuilder`] binds the REST and gRPC ports over one state and
+//! [`Emulator`] is the running server.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bigq_codec::schema::TableFieldSchema;
+use datafusion::arrow::record_batch::RecordBatch;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::catalog::{Catalog, Table, TableRef};
+use crate::error::BqError;
+use crate::grpc::faults::Faults;
+use crate::state::AppState;
+use crate::{grpc, jobs, rest, sql};
+
+/// Configures and starts an [`Emulator`].
+#[derive(Clone, Debug)]
+pub struct EmulatorBuilder {
+    host: IpAddr,
+    port: u16,
+    grpc_port: u16,
+    project: String,
+    query_delay: Duration,
+    data_dir: Option<PathBuf>,
+}
+
+impl Default for EmulatorBuilder {
+    fn default() -> Self {
+        EmulatorBuilder {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            grpc_port: 0,
+            project: "test-project".to_string(),
+            query_delay: Duration::ZERO,
+            data_dir: None,
+        }
+    }
+}
+
+impl EmulatorBuilder {
+    /// The address to bind (loopback by default).
+    pub fn with_host(mut self, host: IpAddr) -> Self {
+        self.host = host;
+        self
+    }
+
+    /// The port to bind (0, the default, picks a free one).
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The port of the Storage API (gRPC) server, on the same host (0, the default, picks a
+    /// free one).
+    pub fn with_grpc_port(mut self, port: u16) -> Self {
+        self.grpc_port = port;
+        self
+    }
+
+    /// The default project (`test-project` unless set). Any project id is accepted on
+    /// the wire; this is the one [`Emulator::project`] reports.
+    pub fn with_project(mut self, project: impl Into<String>) -> Self {
+        self.project = project.into();
+        self
+    }
+
+    /// An artificial delay before each query job runs, so that tests can exercise
+    /// `jobComplete: false` and polling.
+    pub fn with_query_delay(mut self, delay: Duration) -> Self {
+        self.query_delay = delay;
+        self
+    }
+
+    /// Keeps datasets, tables and rows in `dir` (created if missing) so they survive a
+    /// restart: what an earlier run left there is loaded at start, and every committed
+    /// change is written before the request that made it is answered. Without it (the
+    /// default) everything lives in memory. See the crate docs for the format.
+    pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Binds the REST and gRPC ports and starts serving both.
+    pub async fn start(self) -> std::io::Result<Emulator> {
+        let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
+        let addr = listener.local_addr()?;
+        let grpc_listener = TcpListener::bind(SocketAddr::new(self.host, self.grpc_port)).await?;
+        let grpc_addr = grpc_listener.local_addr()?;
+        let base_url = format!("http://{addr}");
+        let catalog = match &self.data_dir {
+            Some(dir) => Catalog::open(dir)?,
+            None => Catalog::new(),
+        };
+        catalog.write().add_project(&self.project);
+        let state = Arc::new(AppState {
+            engine: sql::exec::Engine::new(catalog.clone()),
+            catalog: catalog.clone(),
+            jobs: jobs::JobStore::default(),
+            query_delay: self.query_delay,
+            base_url: base_url.clone(),
+            sessions: Default::default(),
+        });
+        let faults = Arc::new(Faults::default());
+        let grpc_router = grpc::Router::new(
+            Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone())),
+            Arc::new(grpc::write::WriteService::new(
+                state.clone(),
+                faults.clone(),
+            )),
+            state.clone(),
+        );
+        let app = rest::router(state);
+        let (tx, rx) = watch::channel(false);
+        let mut rest_rx = rx.clone();
+        let mut grpc_rx = rx;
+        let rest = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rest_rx.wait_for(|stop| *stop).await;
+                })
+                .await;
+        });
+        let grpc = tokio::spawn(async move {
+            let _ = grpc::serve(grpc_listener, grpc_router, async move {
+                let _ = grpc_rx.wait_for(|stop| *stop).await;
+            })
+            .await;
+        });
+        let task = tokio::spawn(async move {
+            let _ = tokio::join!(rest, grpc);
+        });
+        Ok(Emulator {
+            addr,
+            grpc_addr,
+            project: self.project,
+            catalog,
+            faults,
+            shutdown: Some(tx),
+            task: Some(task),
+        })
+    }
+}
+
+/// A running emulator. Dropping it stops the server too; [`Emulator::shutdown`] waits
+/// for in-flight requests.
+#[derive(Debug)]
+pub struct Emulator {
+    addr: SocketAddr,
+    grpc_addr: SocketAddr,
+    project: String,
+    catalog: Arc<Catalog>,
+    faults: Arc<Faults>,
+    shutdown: Option<watch::Sender<bool>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// A builder with loopback, a free port and project `test-project`.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
+    }
+
+    /// Starts an emulator with the defaults.
+    pub async fn start() -> std::io::Result<Emulator> {
+        Self::builder().start().await
+    }
+
+    /// The REST base URL, e.g. `http://127.0.0.1:40123` (paths start `/bigquery/v2/`).
+    pub fn rest_endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The Storage API (gRPC, plaintext HTTP/2) endpoint, e.g. `http://127.0.0.1:40124`.
+    pub fn grpc_endpoint(&self) -> String {
+        format!("http://{}", self.grpc_addr)
+    }
+
+    /// The bound address of the gRPC server.
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// The fault hooks, to make the Storage API fail on purpose in tests.
+    pub fn faults(&self) -> &Arc<Faults> {
+        &self.faults
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The default project id.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// Creates table `table` of the existing dataset `dataset` in `project` with `schema`
+    /// and the rows of `batches`, whose columns are the schema's in its order, typed as the
+    /// emulator keeps them (INT64 as Int64, STRING as Utf8, NUMERIC as Decimal128(38, 9),
+    /// TIMESTAMP as microseconds in UTC, ...; a REQUIRED column not nullable): for tests
+    /// that seed more rows, or batches of a chosen size, than a query makes quickly.
+    pub fn create_table_with_batches(
+        &self,
+        project: &str,
+        dataset: &str,
+        table: &str,
+        schema: Vec<TableFieldSchema>,
+        batches: Vec<RecordBatch>,
+    ) -> Result<(), BqError> {
+        let mut t = Table::new(schema)?;
+        t.batches = batches
+            .into_iter()
+            .map(|b| {
+                RecordBatch::try_new(t.arrow_schema.clone(), b.columns().to_vec())
+                    .map_err(|e| BqError::invalid(format!("The rows do not match the schema: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
+        self.catalog
+            .write()
+            .create_table(&TableRef::new(project, dataset, table), t, false)
+    }
+
+    /// Stops accepting connections and waits for the server to finish; with a data
+    /// directory, its files are then synced to the disk.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(true);
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        self.flush_data_dir();
+    }
+
+    fn flush_data_dir(&self) {
+        if let Err(e) = self.catalog.flush() {
+            eprintln!("bigq-emulator: cannot sync the data directory: {e}");
+        }
+    }
+
+    /// Runs until the server stops (for the binary).
+    pub async fn wait(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(true);
+            self.flush_data_dir();
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The engine: a DataFusion session over the catalog, with BigQuery's functions registered,
+//! and how one query is rewritten, planned and run on it.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{self, Query, Statement};
+
+use super::output::{QueryOutput, QueryRequest, df_err};
+use crate::catalog::Catalog;
+use crate::error::{BqError, BqResult};
+use crate::sql::functions;
+use crate::sql::parse::parse;
+use crate::sql::rewrite::{anonymous_unnests, expand_struct_unnests, rewrite_query};
+use crate::sql::types::{self, range_element};
+
+/// The SQL engine: a DataFusion session over the catalog.
+#[derive(Clone)]
+pub struct Engine {
+    pub(super) catalog: Arc<Catalog>,
+    ctx: SessionContext,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `catalog`.
+    pub fn new(catalog: Arc<Catalog>) -> Engine {
+        let mut config = SessionConfig::new()
+            .with_create_default_catalog_and_schema(false)
+            .with_information_schema(false)
+            .with_target_partitions(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1),
+            );
+        let opts = config.options_mut();
+        opts.sql_parser.enable_ident_normalization = false;
+        opts.execution.time_zone = Some("UTC".to_string());
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_catalog_list(catalog.provider())
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        functions::register(&ctx);
+        Engine { catalog, ctx }
+    }
+
+    /// Runs a query: its rows, in the types DataFusion gave them.
+    pub(super) async fn query(&self, q: Box<Query>, req: &QueryRequest) -> BqResult<QueryOutput> {
+        let (schema, batches) = self.plan_and_run(q, req, req.dry_run).await?;
+        let bq = types::bq_schema_of(&schema)?;
+        Ok(QueryOutput {
+            schema: bq,
+            arrow_schema: schema,
+            batches,
+            statement_type: "SELECT",
+            dml: None,
+            ddl: None,
+            returns_rows: true,
+            session_id: None,
+        })
+    }
+
+    pub(super) async fn plan_and_run(
+        &self,
+        mut q: Box<Query>,
+        req: &QueryRequest,
+        dry_run: bool,
+    ) -> BqResult<(SchemaRef, Vec<RecordBatch>)> {
+        rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
+        let state = self.ctx.state();
+        self.expand_struct_unnests(&mut q, &state).await?;
+        let plan = state
+            .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
+            .await
+            .map_err(df_err)?;
+        let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+        if dry_run {
+            return Ok((schema, Vec::new()));
+        }
+        let df = self.ctx.execute_logical_plan(plan).await.map_err(df_err)?;
+        let batches = df.collect().await.map_err(df_err)?;
+        Ok((schema, batches))
+    }
+
+    /// Makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns, as
+    /// BigQuery does: each such array's type is learnt by planning `SELECT <array>` alone
+    /// (an array that needs the query's other tables is left as it is).
+    async fn expand_struct_unnests(
+        &self,
+        q: &mut Query,
+        state: &datafusion::execution::SessionState,
+    ) -> BqResult<()> {
+        let arrays = anonymous_unnests(q);
+        if arrays.is_empty() {
+            return Ok(());
+        }
+        let mut fields = Vec::with_capacity(arrays.len());
+        for array in arrays {
+            let probe = self.select_of(array)?;
+            let planned = state
+                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
+                .await;
+            fields.push(
+                planned
+                    .ok()
+                    .and_then(|plan| match plan.schema().field(0).data_type() {
+                        DataType::List(item) | DataType::LargeList(item)
+                            if range_element(item.data_type()).is_none() =>
+                        {
+                            match item.data_type() {
+                                DataType::Struct(fs) => {
+                                    Some(fs.iter().map(|f| f.name().clone()).collect())
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }),
+            );
+        }
+        expand_struct_unnests(q, &fields)
+    }
+
+    /// `SELECT expr`, for an expression already in the AST.
+    pub(super) fn select_of(&self, expr: ast::Expr) -> BqResult<Box<Query>> {
+        let mut q = self.parse_query("SELECT 1")?;
+        if let ast::SetExpr::Select(s) = q.body.as_mut() {
+            s.projection = vec![ast::SelectItem::UnnamedExpr(expr)];
+        }
+        Ok(q)
+    }
+
+    pub(super) fn parse_query(&self, sql: &str) -> BqResult<Box<Query>> {
+        match parse(sql)?.pop() {
+            Some(Statement::Query(q)) => Ok(q),
+            _ => Err(BqError::internal(format!("not a query: {sql}"))),
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! What a statement is asked and answers ([`QueryRequest`], [`QueryOutput`]), and results
+//! laid out as tables: conformed to a table's Arrow schema, with the schema BigQuery gives
+//! a destination table.
+
+use std::sync::Arc;
+
+use bigq_codec::schema::{FieldMode, TableFieldSchema};
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::error::DataFusionError;
+
+use crate::catalog::{Table, TableRef};
+use crate::error::{BqError, BqResult};
+use crate::sql::names::NameContext;
+use crate::sql::params::Params;
+use crate::sql::types;
+
+/// One query request.
+#[derive(Clone, Debug, Default)]
+pub struct QueryRequest {
+    /// The GoogleSQL text (one statement or a script).
+    pub sql: String,
+    /// Where unqualified names resolve.
+    pub names: NameContext,
+    /// Parameter values.
+    pub params: Params,
+    /// Plan only: report the schema, change nothing.
+    pub dry_run: bool,
+    /// The session the query runs in (its temporary tables are `names.temp`), if any.
+    pub session_id: Option<String>,
+}
+
+/// DML row counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DmlStats {
+    /// Rows inserted.
+    pub inserted: i64,
+    /// Rows updated.
+    pub updated: i64,
+    /// Rows deleted.
+    pub deleted: i64,
+}
+
+impl DmlStats {
+    /// `numDmlAffectedRows`.
+    pub fn affected(&self) -> i64 {
+        self.inserted + self.updated + self.deleted
+    }
+}
+
+/// What a DDL statement did.
+#[derive(Clone, Debug)]
+pub struct DdlInfo {
+    /// `CREATE`, `REPLACE`, `DROP`, `SKIP` or `ALTER`.
+    pub operation: &'static str,
+    /// The table it touched, if a table.
+    pub target_table: Option<TableRef>,
+}
+
+/// The result of a query or script (the last statement's result for a script).
+#[derive(Clone, Debug)]
+pub struct QueryOutput {
+    /// BigQuery result columns.
+    pub schema: Vec<TableFieldSchema>,
+    /// Arrow schema of the batches.
+    pub arrow_schema: SchemaRef,
+    /// Result rows.
+    pub batches: Vec<RecordBatch>,
+    /// `SELECT`, `INSERT`, `CREATE_TABLE`, `SCRIPT`, ...
+    pub statement_type: &'static str,
+    /// Row counts of a DML statement.
+    pub dml: Option<DmlStats>,
+    /// What a DDL statement did.
+    pub ddl: Option<DdlInfo>,
+    /// Whether the statement answers with rows (a query), so `totalRows` is reported.
+    pub returns_rows: bool,
+    /// The session the query ran in (`statistics.sessionInfo.sessionId`), if any.
+    pub session_id: Option<String>,
+}
+
+impl QueryOutput {
+    pub(super) fn empty(statement_type: &'static str) -> QueryOutput {
+        QueryOutput {
+            schema: Vec::new(),
+            arrow_schema: Arc::new(Schema::empty()),
+            batches: Vec::new(),
+            statement_type,
+            dml: None,
+            ddl: None,
+            returns_rows: false,
+            session_id: None,
+        }
+    }
+
+    /// The number of result rows.
+    pub fn total_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+/// A DataFusion error as BigQuery would word it.
+pub fn df_err(e: DataFusionError) -> BqError {
+    let raw = e.strip_backtrace();
+    let mut msg = raw.as_str();
+    for p in [
+        "Error during planning: ",
+        "Schema error: ",
+        "Execution error: ",
+        "Arrow error: ",
+        "Optimizer rule 'simplify_expressions' failed\ncaused by\n",
+        "External error: ",
+        "type_coercion\ncaused by\n",
+        "Internal error: ",
+    ] {
+        while let Some(rest) = msg.strip_prefix(p) {
+            msg = rest;
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("No field named ") {
+        let name = rest.split(['.', ' ']).next().unwrap_or(rest);
+        return BqError::invalid_query(format!("Unrecognized name: {}", name.trim_matches('"')));
+    }
+    if let Some(rest) = msg.strip_prefix("This feature is not implemented: ") {
+        return BqError::unsupported(rest);
+    }
+    if msg.contains("Divide by zero") {
+        return BqError::invalid_query("division by zero");
+    }
+    if let Some(rest) = msg.strip_prefix("Invalid function ") {
+        let name = rest.split('.').next().unwrap_or(rest).trim_matches('\'');
+        return BqError::invalid_query(format!("Function not found: {name}"));
+    }
+    BqError::invalid_query(msg.to_string())
+}
+
+/// Casts `batches` (whose columns are in target order) to `target`'s Arrow schema.
+pub(super) fn conform(batches: &[RecordBatch], target: &SchemaRef) -> BqResult<Vec<RecordBatch>> {
+    batches
+        .iter()
+        .filter(|b| b.num_rows() > 0)
+        .map(|b| {
+            let cols = b
+                .columns()
+                .iter()
+                .zip(target.fields())
+                .map(|(c, f)| {
+                    if c.data_type() == f.data_type() {
+                        Ok(c.clone())
+                    } else {
+                        cast(c, f.data_type()).map_err(|e| {
+                            BqError::invalid_query(format!(
+                                "Value of type {} cannot be assigned to {}: {e}",
+                                c.data_type(),
+                                f.name()
+                            ))
+                        })
+                    }
+                })
+                .collect::<BqResult<Vec<ArrayRef>>>()?;
+            RecordBatch::try_new(target.clone(), cols)
+                .map_err(|e| BqError::invalid_query(format!("Cannot store the result: {e}")))
+        })
+        .collect()
+}
+
+/// A result's BigQuery schema as a table schema (no NULLABLE mode spelled out).
+pub(super) fn table_schema_of(arrow: &Schema) -> BqResult<Vec<TableFieldSchema>> {
+    let mut fields = types::bq_schema_of(arrow)?;
+    fn clear(f: &mut TableFieldSchema) {
+        if f.mode == Some(FieldMode::Nullable) {
+            f.mode = None;
+        }
+        f.fields.iter_mut().for_each(clear);
+    }
+    fields.iter_mut().for_each(clear);
+    Ok(fields)
+}
+
+/// A query result as a table: the schema BigQuery gives the destination table (modes as
+/// stored) and the rows in the catalog's canonical Arrow layout.
+pub fn result_table(out: &QueryOutput) -> BqResult<Table> {
+    let mut table = Table::new(table_schema_of(&out.arrow_schema)?)?;
+    table.batches = conform(&out.batches, &table.arrow_schema)?;
+    Ok(table)
+}
+
+/// A table schema as a query result reports it (mode NULLABLE spelled out).
+pub(super) fn result_style(fields: &[TableFieldSchema]) -> Vec<TableFieldSchema> {
+    fields
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.mode.get_or_insert(FieldMode::Nullable);
+            f.fields = result_style(&f.fields);
+            f
+        })
+        .collect()
+}

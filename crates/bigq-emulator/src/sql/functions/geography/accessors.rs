@@ -1,0 +1,104 @@
+//! Geography accessors: `ST_X`, `ST_Y`, `ST_POINTN`, `ST_STARTPOINT`, `ST_ENDPOINT`,
+//! `ST_ISCLOSED`, `ST_ISRING` and `ST_DUMP` (the ones of a parsed value alone, `ST_DIMENSION`,
+//! `ST_GEOMETRYTYPE`, `ST_NPOINTS`, ..., are methods of [`Geo`]).
+
+use datafusion::common::Result as DfResult;
+
+use super::rows::{Arg, Out, exec, fail, geo, line_of, point_of};
+use super::sphere::{V3, arcs_meet, s2_round_trip, same, xyz};
+use super::value::Geo;
+
+pub(super) fn st_x(n: &str, a: &[Arg]) -> DfResult<Out> {
+    Ok(Out::Float(s2_round_trip(&point_of(n, &geo(n, &a[0])?)?).x))
+}
+
+pub(super) fn st_y(n: &str, a: &[Arg]) -> DfResult<Out> {
+    Ok(Out::Float(s2_round_trip(&point_of(n, &geo(n, &a[0])?)?).y))
+}
+
+pub(super) fn st_pointn(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let line = line_of(n, &geo(n, &a[0])?)?;
+    let Arg::Int(k) = a[1] else {
+        return Err(exec(format!("{n}: index")));
+    };
+    let len = line.len() as i64;
+    let at = if k > 0 { k - 1 } else { len + k };
+    if k == 0 || !(0..len).contains(&at) {
+        return Err(fail(
+            n,
+            &format!("index {k} is out of range for a linestring of {len} points"),
+        ));
+    }
+    Ok(Out::Geo(Geo::Point(line[at as usize])))
+}
+
+pub(super) fn st_startpoint(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let line = line_of(n, &geo(n, &a[0])?)?;
+    Ok(Out::Geo(
+        line.first()
+            .map_or(Geo::Collection(vec![]), |c| Geo::Point(*c)),
+    ))
+}
+
+pub(super) fn st_endpoint(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let line = line_of(n, &geo(n, &a[0])?)?;
+    Ok(Out::Geo(
+        line.last()
+            .map_or(Geo::Collection(vec![]), |c| Geo::Point(*c)),
+    ))
+}
+
+pub(super) fn is_closed(g: &Geo) -> bool {
+    match g {
+        Geo::LineString(c) => c.len() > 1 && same(&c[0], &c[c.len() - 1]),
+        Geo::MultiLineString(l) => l.iter().all(|c| is_closed(&Geo::LineString(c.clone()))),
+        Geo::Collection(g) => g.iter().all(is_closed),
+        _ => true,
+    }
+}
+
+pub(super) fn st_isclosed(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let g = geo(n, &a[0])?;
+    Ok(Out::Bool(!g.is_empty() && is_closed(&g)))
+}
+
+/// A closed linestring whose edges meet only where they follow each other.
+pub(super) fn st_isring(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let g = geo(n, &a[0])?;
+    let Geo::LineString(c) = &g else {
+        return Ok(Out::Bool(false));
+    };
+    if !is_closed(&g) || c.len() < 4 {
+        return Ok(Out::Bool(false));
+    }
+    let v: Vec<V3> = c.iter().map(xyz).collect();
+    let edges: Vec<(V3, V3)> = v.windows(2).map(|w| (w[0], w[1])).collect();
+    let k = edges.len();
+    for i in 0..k {
+        for j in i + 1..k {
+            let adjacent = j == i + 1 || (i == 0 && j == k - 1);
+            let (a, b) = edges[i];
+            let (c, d) = edges[j];
+            if !adjacent && arcs_meet(a, b, c, d) {
+                return Ok(Out::Bool(false));
+            }
+        }
+    }
+    Ok(Out::Bool(true))
+}
+
+fn dump(g: Geo, out: &mut Vec<Geo>) {
+    match g {
+        Geo::MultiPoint(c) => out.extend(c.into_iter().map(Geo::Point)),
+        Geo::MultiLineString(l) => out.extend(l.into_iter().map(Geo::LineString)),
+        Geo::MultiPolygon(p) => out.extend(p.into_iter().map(Geo::Polygon)),
+        Geo::Collection(g) => g.into_iter().for_each(|g| dump(g, out)),
+        simple => out.push(simple),
+    }
+}
+
+pub(super) fn st_dump(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let mut out = Vec::new();
+    dump(geo(n, &a[0])?, &mut out);
+    Ok(Out::Geos(out))
+}

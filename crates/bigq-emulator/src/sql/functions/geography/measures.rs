@@ -1,0 +1,136 @@
+//! Geography measures on the sphere: `ST_AREA`, `ST_PERIMETER` and `ST_MAXDISTANCE` (of
+//! points); `ST_LENGTH` is [`Geo::length`], `ST_DISTANCE` of points
+//! [`super::rows::two_points`].
+
+use datafusion::common::Result as DfResult;
+use wkt::types::Coord;
+
+use super::parts::Parts;
+use super::rows::{Arg, Out, fail, geo};
+use super::sphere::{EARTH_RADIUS_M, close_ring, closed, cross, distance, dot};
+use super::value::{Geo, unsupported};
+
+/// The area of one ring on the sphere, in steradians: the sum of the signed areas of the
+/// triangles fanned from its first vertex (Girard's excess through the vector formula
+/// `2 atan2(a . (b x c), 1 + a.b + b.c + c.a)`), taken as the smaller side of the ring.
+fn ring_area(ring: &[Coord]) -> f64 {
+    let v = closed(ring);
+    if v.len() < 4 {
+        return 0.0;
+    }
+    let o = v[0];
+    let mut sum = 0.0;
+    for w in v[1..].windows(2) {
+        let (b, c) = (w[0], w[1]);
+        sum += 2.0 * dot(o, cross(b, c)).atan2(1.0 + dot(o, b) + dot(b, c) + dot(c, o));
+    }
+    let a = sum.abs();
+    if a > 2.0 * std::f64::consts::PI {
+        4.0 * std::f64::consts::PI - a
+    } else {
+        a
+    }
+}
+
+/// `ST_AREA`: square metres of the polygons (holes taken out); 0 for points and lines.
+pub(super) fn st_area(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let p = Parts::of(&geo(n, &a[0])?);
+    if a.len() > 1 && matches!(a[1], Arg::Bool(true)) {
+        return Err(unsupported(&format!(
+            "{n} on the spheroid (bigq-emulator measures on the sphere)"
+        )));
+    }
+    let r2 = EARTH_RADIUS_M * EARTH_RADIUS_M;
+    let area: f64 = p
+        .polygons
+        .iter()
+        .map(|rings| {
+            let (shell, holes) = rings.split_first().map_or((0.0, 0.0), |(s, h)| {
+                (ring_area(s), h.iter().map(|h| ring_area(h)).sum::<f64>())
+            });
+            (shell - holes).max(0.0)
+        })
+        .sum();
+    Ok(Out::Float(area * r2))
+}
+
+/// `ST_PERIMETER`: metres of the polygons' rings (holes too); 0 for points and lines.
+pub(super) fn st_perimeter(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let p = Parts::of(&geo(n, &a[0])?);
+    if a.len() > 1 && matches!(a[1], Arg::Bool(true)) {
+        return Err(unsupported(&format!(
+            "{n} on the spheroid (bigq-emulator measures on the sphere)"
+        )));
+    }
+    // Each ring, closed, measured as a line.
+    let total = p
+        .polygons
+        .iter()
+        .flatten()
+        .map(|ring| Geo::LineString(close_ring(ring)).length())
+        .sum();
+    Ok(Out::Float(total))
+}
+
+/// `ST_MAXDISTANCE` of points: the largest distance between two of them.
+pub(super) fn st_maxdistance(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let (x, y) = (geo(n, &a[0])?, geo(n, &a[1])?);
+    if x.is_empty() || y.is_empty() {
+        return Err(fail(n, "empty geography"));
+    }
+    let (x, y) = (Parts::of(&x), Parts::of(&y));
+    if !(x.lines.is_empty() && x.polygons.is_empty() && y.lines.is_empty() && y.polygons.is_empty())
+    {
+        return Err(unsupported(&format!(
+            "{n} of lines or polygons (bigq-emulator measures points only)"
+        )));
+    }
+    let d = x
+        .points
+        .iter()
+        .flat_map(|p| y.points.iter().map(move |q| distance(p, q)))
+        .fold(0.0, f64::max);
+    Ok(Out::Float(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wkt::types::Coord;
+
+    #[test]
+    fn measures() {
+        let g = |s: &str| Geo::parse(s).unwrap();
+        assert_eq!(g("POLYGON((0 0,4 0,4 4,0 4,0 0))").points(), 5);
+        assert_eq!(
+            g("GEOMETRYCOLLECTION(POINT(0 0), LINESTRING(1 1,2 2))").parts(),
+            2
+        );
+        assert_eq!(
+            g("GEOMETRYCOLLECTION(POINT(0 0), LINESTRING(1 1,2 2))").dimension(),
+            1
+        );
+        let ny = Coord {
+            x: -74.0060,
+            y: 40.7128,
+            z: None,
+            m: None,
+        };
+        let la = Coord {
+            x: -118.2437,
+            y: 34.0522,
+            z: None,
+            m: None,
+        };
+        // BigQuery: 3935752.4322054763 m for the line, 0 for a point.
+        let l = g("LINESTRING(-74.0060 40.7128, -118.2437 34.0522)").length();
+        assert!((l - 3_935_752.432_205_476).abs() < 1e-3, "{l}");
+        assert_eq!(g("POINT(1 2)").length(), 0.0);
+        // BigQuery: 3935752.432205476 m.
+        assert!(
+            (distance(&ny, &la) - 3_935_752.43).abs() < 20.0,
+            "{}",
+            distance(&ny, &la)
+        );
+    }
+}

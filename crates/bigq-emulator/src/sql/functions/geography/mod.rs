@@ -1,0 +1,431 @@
+//! Geography functions. A GEOGRAPHY value is WKT text ([`value`]); what BigQuery computes on
+//! the sphere with S2 is computed on the unit sphere here ([`sphere`], [`parts`]): edges are
+//! great-circle arcs, distances great-circle distances on S2's Earth radius. What is not
+//! served (buffers of lines and polygons, overlays of lines, measures on the spheroid) is
+//! refused by name rather than given planar answers.
+//!
+//! The files follow the groups of BigQuery's geography function reference: constructors,
+//! parsers, formatters, transformations (with `buffer`, `centroid`, `overlay` and
+//! `simplify` apart), accessors, predicates and measures; `rows` is how a function is
+//! made of a function of one row, `tessellate` the vertices GeoJSON adds along long edges.
+//! This file makes each function's UDF, for the registry in [`super`]: a new function is its
+//! computation in the file of its group, its UDF here and its line in the registry.
+
+mod accessors;
+mod buffer;
+mod centroid;
+mod constructors;
+mod formatters;
+mod measures;
+mod overlay;
+mod parsers;
+mod parts;
+mod predicates;
+mod rows;
+mod simplify;
+mod sphere;
+mod tessellate;
+mod transformations;
+mod value;
+
+use datafusion::arrow::array::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::logical_expr::ScalarUDF;
+
+use self::rows::{PointPair, geo_list, two_points, udf, unary};
+use self::value::Geo;
+
+pub(crate) use self::transformations::st_union_agg;
+
+fn geography() -> DataType {
+    DataType::Utf8
+}
+
+fn one() -> Vec<Vec<DataType>> {
+    vec![vec![geography()]]
+}
+
+fn pair() -> Vec<Vec<DataType>> {
+    vec![vec![geography(), geography()]]
+}
+
+// Constructors.
+
+pub(crate) fn st_geogpoint() -> ScalarUDF {
+    constructors::st_geogpoint()
+}
+
+pub(crate) fn st_makeline() -> ScalarUDF {
+    udf(
+        "st_makeline",
+        vec![vec![geography(), geography()], vec![geo_list()]],
+        geography(),
+        constructors::st_makeline,
+    )
+}
+
+pub(crate) fn st_makepolygon() -> ScalarUDF {
+    udf(
+        "st_makepolygon",
+        vec![vec![geography()], vec![geography(), geo_list()]],
+        geography(),
+        constructors::st_makepolygon,
+    )
+}
+
+pub(crate) fn st_makepolygonoriented() -> ScalarUDF {
+    udf(
+        "st_makepolygonoriented",
+        vec![vec![geo_list()]],
+        geography(),
+        constructors::st_makepolygonoriented,
+    )
+}
+
+// Parsers.
+
+pub(crate) fn st_geogfromtext() -> ScalarUDF {
+    unary!("st_geogfromtext", DataType::Utf8, StringBuilder, Geo::wkt)
+}
+
+pub(crate) fn st_geogfromgeojson() -> ScalarUDF {
+    udf(
+        "st_geogfromgeojson",
+        one(),
+        geography(),
+        parsers::st_geogfromgeojson,
+    )
+}
+
+pub(crate) fn st_geogfromwkb() -> ScalarUDF {
+    udf(
+        "st_geogfromwkb",
+        vec![vec![DataType::Binary], vec![geography()]],
+        geography(),
+        parsers::st_geogfromwkb,
+    )
+}
+
+// Formatters.
+
+pub(crate) fn st_astext() -> ScalarUDF {
+    unary!("st_astext", DataType::Utf8, StringBuilder, Geo::wkt)
+}
+
+pub(crate) fn st_asgeojson() -> ScalarUDF {
+    unary!(
+        "st_asgeojson",
+        DataType::Utf8,
+        StringBuilder,
+        |g: &Geo| format!("{} ", tessellate::densified(g).geojson())
+    )
+}
+
+pub(crate) fn st_asbinary() -> ScalarUDF {
+    udf(
+        "st_asbinary",
+        one(),
+        DataType::Binary,
+        formatters::st_asbinary,
+    )
+}
+
+// Transformations.
+
+pub(crate) fn st_boundary() -> ScalarUDF {
+    udf(
+        "st_boundary",
+        one(),
+        geography(),
+        transformations::st_boundary,
+    )
+}
+
+pub(crate) fn st_buffer() -> ScalarUDF {
+    let (g, x, i) = (geography(), DataType::Float64, DataType::Int64);
+    udf(
+        "st_buffer",
+        vec![
+            vec![g.clone(), x.clone()],
+            vec![g.clone(), i.clone()],
+            vec![g.clone(), x.clone(), i.clone()],
+            vec![g.clone(), x.clone(), x.clone()],
+            vec![g.clone(), i.clone(), i.clone()],
+            vec![g, i, x],
+        ],
+        geography(),
+        buffer::st_buffer,
+    )
+}
+
+pub(crate) fn st_centroid() -> ScalarUDF {
+    udf("st_centroid", one(), geography(), centroid::st_centroid)
+}
+
+pub(crate) fn st_closestpoint() -> ScalarUDF {
+    udf(
+        "st_closestpoint",
+        pair(),
+        geography(),
+        transformations::st_closestpoint,
+    )
+}
+
+pub(crate) fn st_convexhull() -> ScalarUDF {
+    udf(
+        "st_convexhull",
+        one(),
+        geography(),
+        transformations::st_convexhull,
+    )
+}
+
+pub(crate) fn st_difference() -> ScalarUDF {
+    udf("st_difference", pair(), geography(), overlay::st_difference)
+}
+
+pub(crate) fn st_intersection() -> ScalarUDF {
+    udf(
+        "st_intersection",
+        pair(),
+        geography(),
+        overlay::st_intersection,
+    )
+}
+
+pub(crate) fn st_simplify() -> ScalarUDF {
+    udf(
+        "st_simplify",
+        vec![
+            vec![geography(), DataType::Float64],
+            vec![geography(), DataType::Int64],
+        ],
+        geography(),
+        simplify::st_simplify,
+    )
+}
+
+pub(crate) fn st_snaptogrid() -> ScalarUDF {
+    udf(
+        "st_snaptogrid",
+        vec![vec![geography(), DataType::Float64]],
+        geography(),
+        transformations::st_snaptogrid,
+    )
+}
+
+pub(crate) fn st_union() -> ScalarUDF {
+    udf(
+        "st_union",
+        vec![vec![geography(), geography()], vec![geo_list()]],
+        geography(),
+        transformations::st_union,
+    )
+}
+
+// Accessors.
+
+pub(crate) fn st_dimension() -> ScalarUDF {
+    unary!(
+        "st_dimension",
+        DataType::Int64,
+        Int64Builder,
+        Geo::dimension
+    )
+}
+
+pub(crate) fn st_dump() -> ScalarUDF {
+    udf("st_dump", one(), geo_list(), accessors::st_dump)
+}
+
+pub(crate) fn st_endpoint() -> ScalarUDF {
+    udf("st_endpoint", one(), geography(), accessors::st_endpoint)
+}
+
+pub(crate) fn st_geometrytype() -> ScalarUDF {
+    unary!(
+        "st_geometrytype",
+        DataType::Utf8,
+        StringBuilder,
+        Geo::type_name
+    )
+}
+
+pub(crate) fn st_isclosed() -> ScalarUDF {
+    udf(
+        "st_isclosed",
+        one(),
+        DataType::Boolean,
+        accessors::st_isclosed,
+    )
+}
+
+pub(crate) fn st_iscollection() -> ScalarUDF {
+    unary!(
+        "st_iscollection",
+        DataType::Boolean,
+        BooleanBuilder,
+        |g: &Geo| g.parts() > 1
+    )
+}
+
+pub(crate) fn st_isempty() -> ScalarUDF {
+    unary!(
+        "st_isempty",
+        DataType::Boolean,
+        BooleanBuilder,
+        Geo::is_empty
+    )
+}
+
+pub(crate) fn st_isring() -> ScalarUDF {
+    udf("st_isring", one(), DataType::Boolean, accessors::st_isring)
+}
+
+pub(crate) fn st_npoints() -> ScalarUDF {
+    unary!("st_npoints", DataType::Int64, Int64Builder, Geo::points)
+}
+
+pub(crate) fn st_numpoints() -> ScalarUDF {
+    unary!("st_numpoints", DataType::Int64, Int64Builder, Geo::points)
+}
+
+pub(crate) fn st_pointn() -> ScalarUDF {
+    udf(
+        "st_pointn",
+        vec![vec![geography(), DataType::Int64]],
+        geography(),
+        accessors::st_pointn,
+    )
+}
+
+pub(crate) fn st_startpoint() -> ScalarUDF {
+    udf(
+        "st_startpoint",
+        one(),
+        geography(),
+        accessors::st_startpoint,
+    )
+}
+
+pub(crate) fn st_x() -> ScalarUDF {
+    udf("st_x", one(), DataType::Float64, accessors::st_x)
+}
+
+pub(crate) fn st_y() -> ScalarUDF {
+    udf("st_y", one(), DataType::Float64, accessors::st_y)
+}
+
+// Predicates.
+
+pub(crate) fn st_contains() -> ScalarUDF {
+    udf(
+        "st_contains",
+        pair(),
+        DataType::Boolean,
+        predicates::st_contains,
+    )
+}
+
+pub(crate) fn st_coveredby() -> ScalarUDF {
+    udf(
+        "st_coveredby",
+        pair(),
+        DataType::Boolean,
+        predicates::st_coveredby,
+    )
+}
+
+pub(crate) fn st_covers() -> ScalarUDF {
+    udf(
+        "st_covers",
+        pair(),
+        DataType::Boolean,
+        predicates::st_covers,
+    )
+}
+
+pub(crate) fn st_disjoint() -> ScalarUDF {
+    udf(
+        "st_disjoint",
+        pair(),
+        DataType::Boolean,
+        predicates::st_disjoint,
+    )
+}
+
+pub(crate) fn st_dwithin() -> ScalarUDF {
+    two_points("st_dwithin", PointPair::Within)
+}
+
+pub(crate) fn st_equals() -> ScalarUDF {
+    two_points("st_equals", PointPair::Same)
+}
+
+pub(crate) fn st_intersects() -> ScalarUDF {
+    udf(
+        "st_intersects",
+        pair(),
+        DataType::Boolean,
+        predicates::st_intersects,
+    )
+}
+
+pub(crate) fn st_intersectsbox() -> ScalarUDF {
+    predicates::st_intersectsbox()
+}
+
+pub(crate) fn st_touches() -> ScalarUDF {
+    udf(
+        "st_touches",
+        pair(),
+        DataType::Boolean,
+        predicates::st_touches,
+    )
+}
+
+pub(crate) fn st_within() -> ScalarUDF {
+    udf(
+        "st_within",
+        pair(),
+        DataType::Boolean,
+        predicates::st_within,
+    )
+}
+
+// Measures.
+
+pub(crate) fn st_area() -> ScalarUDF {
+    udf(
+        "st_area",
+        vec![vec![geography()], vec![geography(), DataType::Boolean]],
+        DataType::Float64,
+        measures::st_area,
+    )
+}
+
+pub(crate) fn st_distance() -> ScalarUDF {
+    two_points("st_distance", PointPair::Distance)
+}
+
+pub(crate) fn st_length() -> ScalarUDF {
+    unary!("st_length", DataType::Float64, Float64Builder, Geo::length)
+}
+
+pub(crate) fn st_maxdistance() -> ScalarUDF {
+    udf(
+        "st_maxdistance",
+        pair(),
+        DataType::Float64,
+        measures::st_maxdistance,
+    )
+}
+
+pub(crate) fn st_perimeter() -> ScalarUDF {
+    udf(
+        "st_perimeter",
+        vec![vec![geography()], vec![geography(), DataType::Boolean]],
+        DataType::Float64,
+        measures::st_perimeter,
+    )
+}

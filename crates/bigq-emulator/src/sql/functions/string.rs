@@ -1,0 +1,19 @@
+//! String functions DataFusion spells otherwise: `FROM_HEX` and `REGEXP_CONTAINS`.
+
+use datafusion::sql::sqlparser::ast::{self, Expr};
+
+use crate::error::BqResult;
+use crate::sql::ast::{call, function_args, string};
+
+/// `FROM_HEX(text)` as `decode(text, 'hex')`.
+pub(crate) fn from_hex(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    Ok(function_args(f).filter(|a| a.len() == 1).map(|mut args| {
+        args.push(string("hex"));
+        call("decode", args)
+    }))
+}
+
+/// `REGEXP_CONTAINS(text, regex)` as `regexp_like`.
+pub(crate) fn regexp_contains(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    Ok(function_args(f).map(|args| call("regexp_like", args)))
+}

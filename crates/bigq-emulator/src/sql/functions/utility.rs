@@ -1,0 +1,11 @@
+//! Utility functions: `GENERATE_UUID`.
+
+use datafusion::sql::sqlparser::ast::{self, Expr};
+
+use crate::error::BqResult;
+use crate::sql::ast::call;
+
+/// `GENERATE_UUID()` as DataFusion's `uuid()`.
+pub(crate) fn generate_uuid(_: &str, _: &ast::Function) -> BqResult<Option<Expr>> {
+    Ok(Some(call("uuid", Vec::new())))
+}

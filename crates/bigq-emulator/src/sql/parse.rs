@@ -1,0 +1,23 @@
+//! GoogleSQL text to sqlparser statements, in BigQuery's dialect, after the rewrites that
+//! must happen in the text (RANGE syntax sqlparser does not know).
+
+use datafusion::sql::sqlparser::ast;
+use datafusion::sql::sqlparser::dialect::BigQueryDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::error::{BqError, BqResult};
+use crate::sql::rewrite::range::pre_parse;
+
+/// Parses GoogleSQL (one statement or a script).
+pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
+    let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
+    Parser::parse_sql(&BigQueryDialect {}, &sql)
+        .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
+}
+
+fn clean_parser_error(e: &datafusion::sql::sqlparser::parser::ParserError) -> String {
+    let s = e.to_string();
+    s.strip_prefix("sql parser error: ")
+        .unwrap_or(&s)
+        .to_string()
+}

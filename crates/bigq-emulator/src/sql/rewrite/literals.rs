@@ -1,0 +1,173 @@
+//! GoogleSQL literals and type names as DataFusion reads them: raw, triple-quoted and bytes
+//! literals, typed literals (`DATE '2024-01-01'`), casts to GoogleSQL types (`SAFE_CAST`
+//! as `TRY_CAST`), range interval literals (`INTERVAL '1-2' YEAR TO MONTH`), typed
+//! `STRUCT<..>(..)` values, and arrays of STRUCTs named after their first element.
+
+use datafusion::sql::sqlparser::ast::{self, CastKind, Expr, Ident, TypedString, Value};
+
+use crate::error::{BqError, BqResult};
+use crate::sql::ast::{cast, string};
+use crate::sql::types::datafusion_sql_type;
+
+/// GoogleSQL's range interval literal (`INTERVAL '1-2' YEAR TO MONTH`,
+/// `INTERVAL '3 4:5:6.5' DAY TO SECOND`) as the interval text DataFusion reads
+/// (`'1 years 2 months'`, `'3 days 4 hours 5 minutes 6.5 seconds'`). The value's groups are
+/// separated by spaces (year-month with `-`, the time with `:`, each with its own sign) and
+/// name the fields from the leading one to the last in order.
+pub(super) fn range_interval(iv: &ast::Interval) -> BqResult<Expr> {
+    const FIELDS: [&str; 6] = ["year", "month", "day", "hour", "minute", "second"];
+    let bad =
+        |why: &str| BqError::invalid_query(format!("Invalid interval literal {}: {why}", iv.value));
+    let Expr::Value(v) = iv.value.as_ref() else {
+        return Err(bad("the value must be a string"));
+    };
+    let (Value::SingleQuotedString(text) | Value::DoubleQuotedString(text)) = &v.value else {
+        return Err(bad("the value must be a string"));
+    };
+    let index = |f: Option<&ast::DateTimeField>| {
+        f.map(|f| f.to_string().to_ascii_lowercase())
+            .and_then(|n| FIELDS.iter().position(|x| *x == n))
+    };
+    let (Some(first), Some(last)) = (
+        index(iv.leading_field.as_ref()),
+        index(iv.last_field.as_ref()),
+    ) else {
+        return Err(bad("unsupported fields"));
+    };
+    if first > last {
+        return Err(bad("the leading field comes after the last"));
+    }
+    let mut numbers = Vec::new();
+    for group in text.split_whitespace() {
+        let (negative, body) = match group.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, group.strip_prefix('+').unwrap_or(group)),
+        };
+        for n in body.split(['-', ':']) {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return Err(bad("not a number"));
+            }
+            numbers.push(if negative {
+                format!("-{n}")
+            } else {
+                n.to_string()
+            });
+        }
+    }
+    if numbers.len() != last - first + 1 {
+        return Err(bad(&format!(
+            "{} numbers for {} fields",
+            numbers.len(),
+            last - first + 1
+        )));
+    }
+    let text = numbers
+        .iter()
+        .zip(&FIELDS[first..=last])
+        .map(|(n, f)| format!("{n} {f}s"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(Expr::Interval(ast::Interval {
+        value: Box::new(string(&text)),
+        leading_field: None,
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    }))
+}
+
+/// A cast to a GoogleSQL type, as the DataFusion cast: `SAFE_CAST` is `TRY_CAST`.
+pub(super) fn cast_type(kind: &mut CastKind, data_type: &mut ast::DataType) {
+    if *kind == CastKind::SafeCast {
+        *kind = CastKind::TryCast;
+    }
+    if let Some(t) = datafusion_sql_type(data_type) {
+        *data_type = t;
+    }
+}
+
+/// `TYPE 'text'` as a cast of the text, when DataFusion names the type otherwise.
+pub(super) fn typed_string(ts: &TypedString) -> Option<Expr> {
+    let t = datafusion_sql_type(&ts.data_type)?;
+    let value = Expr::Value(ts.value.clone());
+    Some(cast(value, t))
+}
+
+/// Raw, triple-quoted and bytes literals as the plain literals DataFusion reads; `None`
+/// for any other value.
+pub(super) fn value(v: &Value) -> Option<Expr> {
+    match v {
+        Value::SingleQuotedRawStringLiteral(r)
+        | Value::DoubleQuotedRawStringLiteral(r)
+        | Value::TripleSingleQuotedString(r)
+        | Value::TripleDoubleQuotedString(r)
+        | Value::TripleSingleQuotedRawStringLiteral(r)
+        | Value::TripleDoubleQuotedRawStringLiteral(r) => Some(string(r)),
+        Value::SingleQuotedByteStringLiteral(b) | Value::DoubleQuotedByteStringLiteral(b) => {
+            let hex: String = b.bytes().map(|x| format!("{x:02X}")).collect();
+            Some(Expr::value(Value::HexStringLiteral(hex)))
+        }
+        _ => None,
+    }
+}
+
+/// `STRUCT<a INT64, b STRING>(1, 'x')`: each value named and cast.
+pub(super) fn typed_struct(
+    values: &mut Vec<Expr>,
+    fields: &mut Vec<ast::StructField>,
+) -> BqResult<()> {
+    if fields.len() != values.len() {
+        return Err(BqError::invalid_query(
+            "STRUCT type and values have different lengths",
+        ));
+    }
+    let named = values
+        .drain(..)
+        .zip(fields.iter())
+        .enumerate()
+        .map(|(i, (v, f))| {
+            let t = datafusion_sql_type(&f.field_type).unwrap_or_else(|| f.field_type.clone());
+            Expr::Named {
+                expr: Box::new(cast(v, t)),
+                name: f
+                    .field_name
+                    .clone()
+                    .unwrap_or_else(|| Ident::new(format!("_field_{}", i + 1))),
+            }
+        })
+        .collect();
+    *values = named;
+    fields.clear();
+    Ok(())
+}
+
+/// `[STRUCT(1 AS a), STRUCT(2)]`: later structs take the first one's names.
+pub(super) fn struct_array_names(arr: &mut ast::Array) {
+    let names: Option<Vec<Ident>> = match arr.elem.first() {
+        Some(Expr::Struct { values, .. }) => values
+            .iter()
+            .map(|v| match v {
+                Expr::Named { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    };
+    if let Some(names) = names {
+        for el in arr.elem.iter_mut().skip(1) {
+            if let Expr::Struct { values, .. } = el
+                && values.len() == names.len()
+            {
+                for (v, n) in values.iter_mut().zip(&names) {
+                    if !matches!(v, Expr::Named { .. }) {
+                        let inner = std::mem::replace(v, Expr::value(Value::Null));
+                        *v = Expr::Named {
+                            expr: Box::new(inner),
+                            name: n.clone(),
+                        };
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! GoogleSQL → DataFusion SQL, as rewrites of the parsed AST, one file per thing rewritten:
+//! the tables a query reads (`tables`, `information_schema`, `unnest`), the names of its
+//! result columns (`result_names`), query parameters and script variables
+//! (`placeholders`), literals and type names (`literals`) and operators (`operators`); calls
+//! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
+//! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
+//! text, before parsing.
+
+mod information_schema;
+mod literals;
+mod operators;
+mod placeholders;
+mod query;
+pub(crate) mod range;
+mod result_names;
+mod tables;
+mod unnest;
+
+pub(crate) use self::query::rewrite_query;
+pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};

@@ -1,0 +1,43 @@
+//! Query parameters (`@name`, `@name.field`, `?`) and script variables, replaced by their
+//! values as typed literals, so that DataFusion plans them with their types known.
+
+use datafusion::sql::sqlparser::ast::{Expr, Ident, Value};
+
+use crate::error::{BqError, BqResult};
+use crate::sql::ast::call;
+use crate::sql::names::NameContext;
+use crate::sql::params::{Params, to_sql_expr};
+
+/// The `i`-th (0-based) `?` of the query.
+pub(super) fn positional(params: &Params, i: usize) -> BqResult<Expr> {
+    let v = params.positional(i).ok_or_else(|| {
+        BqError::invalid_query(format!("Positional query parameter {} has no value", i + 1))
+    })?;
+    to_sql_expr(v)
+}
+
+/// `@name`.
+pub(super) fn named(params: &Params, name: &str) -> BqResult<Expr> {
+    let v = params
+        .named(name)
+        .ok_or_else(|| BqError::invalid_query(format!("Query parameter '{name}' not found")))?;
+    to_sql_expr(v)
+}
+
+/// `@name.a.b`: fields of a STRUCT parameter.
+pub(super) fn named_path(params: &Params, ids: &[Ident]) -> BqResult<Expr> {
+    let mut out = named(params, &ids[0].value[1..])?;
+    for f in &ids[1..] {
+        out = call(
+            "get_field",
+            vec![out, Expr::value(Value::SingleQuotedString(f.value.clone()))],
+        );
+    }
+    Ok(out)
+}
+
+/// The value of the script variable `name`, if one is declared.
+pub(super) fn variable(cx: &NameContext, name: &str) -> Option<Expr> {
+    let vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
+    vars.get(&name.to_ascii_lowercase()).cloned()
+}

@@ -1,0 +1,165 @@
+//! The walk over one query: the names of its CTEs collected, each table factor and (after
+//! its children) each expression handed to the rewrite for what it is.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, Query, TableFactor, Value, VisitMut, VisitorMut,
+};
+
+use super::{literals, operators, placeholders, result_names, tables, unnest};
+use crate::catalog::Catalog;
+use crate::error::{BqError, BqResult};
+use crate::sql::functions;
+use crate::sql::names::NameContext;
+use crate::sql::params::Params;
+
+/// Rewrites one query in place. Tables it reads must exist; parameters become typed
+/// literals.
+pub fn rewrite_query(
+    q: &mut Query,
+    catalog: &Catalog,
+    cx: &NameContext,
+    params: &Params,
+) -> BqResult<()> {
+    // Named before the rewrite, while a column is still the name the query wrote (a script
+    // variable's value replaces its name below).
+    result_names::name_result_columns(q, cx);
+    let mut r = Rewriter {
+        catalog,
+        cx,
+        params,
+        ctes: HashSet::new(),
+        positional: 0,
+    };
+    match q.visit(&mut r) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(e) => Err(e),
+    }
+}
+
+struct Rewriter<'a> {
+    catalog: &'a Catalog,
+    cx: &'a NameContext,
+    params: &'a Params,
+    ctes: HashSet<String>,
+    /// The `?` parameters met so far.
+    positional: usize,
+}
+
+impl Rewriter<'_> {
+    fn table_factor(&mut self, tf: &mut TableFactor) -> BqResult<()> {
+        match tf {
+            TableFactor::Table { .. } => tables::table(tf, self.catalog, self.cx, &self.ctes),
+            TableFactor::UNNEST { .. } => unnest::unnest(tf),
+            _ => Ok(()),
+        }
+    }
+
+    fn expr(&mut self, e: &mut Expr) -> BqResult<()> {
+        match e {
+            Expr::Interval(iv) if iv.last_field.is_some() => {
+                *e = literals::range_interval(iv)?;
+            }
+            Expr::Cast {
+                kind, data_type, ..
+            } => literals::cast_type(kind, data_type),
+            Expr::TypedString(ts) => {
+                if let Some(cast) = literals::typed_string(ts) {
+                    *e = cast;
+                }
+            }
+            Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
+                right,
+            } if matches!(right.as_ref(), Expr::Interval(_)) => {
+                *e = operators::interval_arithmetic(left, op, right);
+            }
+            Expr::BinaryOp {
+                op: BinaryOperator::Divide,
+                left,
+                ..
+            } => operators::float_division(left),
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) if p == "?" => {
+                    let i = self.positional;
+                    self.positional += 1;
+                    *e = placeholders::positional(self.params, i)?;
+                }
+                Value::Placeholder(p) if p.starts_with('@') => {
+                    *e = placeholders::named(self.params, &p[1..])?;
+                }
+                other => {
+                    if let Some(literal) = literals::value(other) {
+                        *e = literal;
+                    }
+                }
+            },
+            Expr::Struct { values, fields } if !fields.is_empty() => {
+                literals::typed_struct(values, fields)?;
+            }
+            Expr::Array(arr) => literals::struct_array_names(arr),
+            Expr::InUnnest {
+                expr,
+                array_expr,
+                negated,
+            } => *e = operators::in_unnest(expr, array_expr, *negated),
+            Expr::CompoundFieldAccess { access_chain, .. } => operators::subscripts(access_chain),
+            Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && !id.value.starts_with('@')
+                    && placeholders::variable(self.cx, &id.value).is_some() =>
+            {
+                if let Some(v) = placeholders::variable(self.cx, &id.value) {
+                    *e = v;
+                }
+            }
+            Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
+                *e = placeholders::named(self.params, &id.value[1..])?;
+            }
+            Expr::CompoundIdentifier(ids)
+                if ids
+                    .first()
+                    .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
+            {
+                *e = placeholders::named_path(self.params, ids)?;
+            }
+            Expr::Function(f) => {
+                if let Some(call) = functions::rewrite_call(f)? {
+                    *e = call;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl VisitorMut for Rewriter<'_> {
+    type Break = BqError;
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<BqError> {
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                self.ctes.insert(cte.alias.name.value.clone());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<BqError> {
+        match self.table_factor(tf) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<BqError> {
+        match self.expr(e) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+}

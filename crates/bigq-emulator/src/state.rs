@@ -1,0 +1,28 @@
+//! The state the REST and gRPC surfaces share: the catalog, the SQL engine over it, query
+//! jobs and sessions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::catalog::Catalog;
+use crate::jobs::JobStore;
+use crate::sql::exec::Engine;
+use crate::sql::names::TempScope;
+
+/// Shared server state.
+#[derive(Debug)]
+pub struct AppState {
+    /// The catalog.
+    pub catalog: Arc<Catalog>,
+    /// The SQL engine.
+    pub engine: Engine,
+    /// Jobs.
+    pub jobs: JobStore,
+    /// An artificial delay before each query job runs, to let tests exercise polling.
+    pub query_delay: Duration,
+    /// The base URL, for `selfLink`s.
+    pub base_url: String,
+    /// Sessions (`createSession`), by id: where their temporary tables live.
+    pub sessions: Mutex<HashMap<String, TempScope>>,
+}
