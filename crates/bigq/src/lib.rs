@@ -100,15 +100,20 @@ pub mod admin;
 mod auth;
 mod client;
 mod error;
+mod ids;
+mod paging;
 pub mod query;
 pub mod read;
 mod retry;
+mod transport;
 pub mod write;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};
-pub use client::{Client, ClientBuilder, Transport};
-pub use error::{CodecError, Error, ErrorKind, Result};
+pub use client::{Client, ClientBuilder};
+pub use error::{CodecError, Error, ErrorKind, Result, RowError};
+pub use ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use retry::RetryPolicy;
+pub use transport::Transport;
 
 /// BigQuery schemas.
 pub mod schema {

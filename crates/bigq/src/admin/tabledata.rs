@@ -2,19 +2,21 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{TableId, parse_table};
 use crate::client::Client;
 use crate::client::rest::{Idempotent, Request};
 use crate::error::{Error, ErrorKind, Result};
-use crate::query::{BatchStream, PageSource, RowStream};
+use crate::ids::{IntoTableId, TableId, table_id};
+use crate::query::pages::{BatchStream, PageSource, rest_pages};
+use crate::query::rows::RowStream;
 
 impl Client {
     /// Reads a table's rows through `tabledata.list`, decoded by the same streaming decoder
-    /// as query results.
-    pub fn read_table_data(&self, table: &str) -> TableDataBuilder {
+    /// as query results. `tabledata.list` has no gRPC form: this is REST whatever the
+    /// client's transport.
+    pub fn read_table_data(&self, table: impl IntoTableId) -> TableDataBuilder {
         TableDataBuilder {
             client: self.clone(),
-            table: parse_table(&self.inner.project, table),
+            table: table_id(&self.inner.project, table),
             page_size: None,
             selected_fields: None,
             start_index: None,
@@ -23,9 +25,14 @@ impl Client {
 
     /// Streams rows into a table with `tabledata.insertAll`. Each row is serialized to JSON
     /// with serde; every row gets an insert id so a retried request does not duplicate rows.
-    /// Rows BigQuery rejects are reported by index in the error.
-    pub async fn insert_rows<T: Serialize>(&self, table: &str, rows: &[T]) -> Result<()> {
-        let id = parse_table(&self.inner.project, table)?;
+    /// Rows BigQuery rejects are reported by index in the error. `tabledata.insertAll` has
+    /// no gRPC form: this is REST whatever the client's transport.
+    pub async fn insert_rows<T: Serialize>(
+        &self,
+        table: impl IntoTableId,
+        rows: &[T],
+    ) -> Result<()> {
+        let id = table_id(&self.inner.project, table)?;
         let batch = uuid::Uuid::new_v4();
         let rows = rows
             .iter()
@@ -51,6 +58,8 @@ impl Client {
             "insertAll",
         ];
         let resp: Value = self
+            .inner
+            .rest
             .call(Request::post(&path, &body, Idempotent::Yes)?)
             .await?;
         let errors: Vec<InsertError> = resp
@@ -174,7 +183,7 @@ impl TableDataBuilder {
     /// Streams the rows as Arrow batches.
     pub async fn batches(self) -> Result<BatchStream> {
         let id = self.table?;
-        let table = self.client.get_table(&id.to_string()).await?;
+        let table = self.client.get_table(&id).await?;
         let mut schema = table.schema.unwrap_or_default();
         if let Some(sel) = &self.selected_fields {
             // tabledata.list returns the selected columns in the table's order.
@@ -198,7 +207,8 @@ impl TableDataBuilder {
             selected_fields: self.selected_fields.map(|s| s.join(",")),
             start_index: self.start_index,
         };
-        Ok(BatchStream::all_pages(self.client, source, schema, arrow))
+        let pages = rest_pages(self.client.inner.rest.clone(), source, schema, None, 0);
+        Ok(BatchStream::new(arrow, Vec::new(), Some(pages)))
     }
 
     /// Streams the rows decoded into `T`.

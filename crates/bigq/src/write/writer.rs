@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -21,11 +20,12 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
+use super::options::StreamKind;
+use super::summary::WriteSummary;
 use super::transport::{Requests, Responses, WriteTransport};
-use super::{RowError, StreamKind, WriteSummary};
-use crate::client::grpc::{retry_delay, status_error};
-use crate::error::{Error, ErrorKind, Result};
-use crate::retry::RetryPolicy;
+use crate::client::grpc::status_error;
+use crate::error::{Error, ErrorKind, Result, RowError};
+use crate::retry::{Attempts, RetryPolicy, retry_info};
 
 /// Bytes of an AppendRowsRequest besides its rows (stream name, offset, trace id, missing
 /// value settings), kept free under the size limit.
@@ -512,9 +512,12 @@ impl Writer {
 
     /// Waits for the oldest request's response; reconnects and sends the unconfirmed
     /// requests again after a retryable failure.
+    ///
+    /// Failures in a row are bounded by the client's policy through the retry driver, from
+    /// the first failure on (the wait for a response before it does not count), with the
+    /// wait a RetryInfo asks for honoured.
     async fn await_one(&mut self) -> Result<()> {
-        let mut failures = 0u32;
-        let mut since = Instant::now();
+        let mut attempts: Option<Attempts> = None;
         loop {
             let outcome = match self.connection.as_mut() {
                 None => Outcome::Retry(Status::unavailable("not connected")),
@@ -539,21 +542,15 @@ impl Writer {
                     return Err(self.fail(e));
                 }
                 Outcome::Retry(status) => {
-                    failures += 1;
-                    if failures == 1 {
-                        since = Instant::now();
-                    }
-                    let policy = &self.cfg.retry;
-                    let wait = retry_delay(&status).unwrap_or_else(|| policy.backoff(failures));
-                    if failures >= policy.max_attempts
-                        || since.elapsed() + wait > policy.total_timeout
-                    {
-                        let e = status_error(&status).with_attempts(failures, since.elapsed());
+                    let attempts = attempts.get_or_insert_with(|| Attempts::new(&self.cfg.retry));
+                    let e = status_error(&status);
+                    let Some(wait) = attempts.retry(&e, true) else {
+                        let e = attempts.give_up(e);
                         self.in_flight.clear();
                         self.connection = None;
                         return Err(self.fail(e));
-                    }
-                    tracing::debug!(%status, failures, ?wait, "AppendRows: reconnecting");
+                    };
+                    tracing::debug!(%status, attempt = attempts.attempt(), ?wait, "AppendRows: reconnecting");
                     self.connection = None;
                     tokio::time::sleep(wait).await;
                     self.resend().await;
@@ -586,7 +583,7 @@ impl Writer {
             | Code::Unknown
             | Code::Cancelled
             | Code::DeadlineExceeded => Outcome::Retry(status),
-            Code::ResourceExhausted if retry_delay(&status).is_some() => Outcome::Retry(status),
+            Code::ResourceExhausted if retry_info(&status).is_some() => Outcome::Retry(status),
             Code::AlreadyExists if self.cfg.kind.has_offsets() => Outcome::Done,
             Code::OutOfRange if self.cfg.kind.has_offsets() => Outcome::Retry(status),
             _ => Outcome::Fail(status_error(&status)),

@@ -1,0 +1,82 @@
+//! The [`Client`]: a cheap-to-clone handle on what its clones share.
+
+use std::sync::Arc;
+
+use super::grpc::Grpc;
+use super::rest::Rest;
+use crate::auth::Credentials;
+use crate::retry::RetryPolicy;
+use crate::transport::{Transport, V2Api};
+
+/// A BigQuery client.
+///
+/// Cheap to clone: clones share one connection pool and one credential cache.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) project: String,
+    pub(crate) location: Option<String>,
+    /// REST v2: the REST transport's connection, and `tabledata.list` / `insertAll` (which
+    /// have no gRPC form) whatever the transport.
+    pub(crate) rest: Arc<Rest>,
+    /// The Storage API's gRPC channel, connected on first use.
+    pub(crate) storage: Arc<Grpc>,
+    /// The BigQuery v2 gRPC services' channel (used with [`Transport::Grpc`]).
+    pub(crate) v2: Arc<Grpc>,
+    /// The v2 operations (queries, jobs, datasets, tables) over the transport chosen when
+    /// the client was built.
+    pub(crate) api: Arc<dyn V2Api>,
+    pub(crate) transport: Transport,
+    /// Whether large query results may be read through the Storage API (see the builder).
+    pub(crate) storage_for_queries: bool,
+    pub(crate) credentials: Credentials,
+    pub(crate) retry: RetryPolicy,
+}
+
+impl Client {
+    /// The project jobs run in, unless a call names another.
+    pub fn project(&self) -> &str {
+        &self.inner.project
+    }
+
+    /// The default location for jobs, if set.
+    pub fn location(&self) -> Option<&str> {
+        self.inner.location.as_deref()
+    }
+
+    /// The REST endpoint (`.../bigquery/v2`).
+    pub fn rest_endpoint(&self) -> &str {
+        &self.inner.rest.base
+    }
+
+    /// The BigQuery Storage API (gRPC) endpoint.
+    pub fn storage_endpoint(&self) -> &str {
+        self.inner.storage.channel().endpoint()
+    }
+
+    /// The BigQuery v2 gRPC endpoint, used with [`Transport::Grpc`].
+    pub fn grpc_endpoint(&self) -> &str {
+        self.inner.v2.channel().endpoint()
+    }
+
+    /// The transport of v2 calls (queries, jobs, datasets, tables).
+    pub fn transport(&self) -> Transport {
+        self.inner.transport
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("project", &self.inner.project)
+            .field("location", &self.inner.location)
+            .field("rest_endpoint", &self.inner.rest.base)
+            .field("storage_endpoint", &self.storage_endpoint())
+            .field("transport", &self.inner.transport)
+            .field("credentials", &self.inner.credentials)
+            .finish()
+    }
+}
