@@ -232,12 +232,39 @@ fn make_batch(rng: &mut Rng, first: usize, n: usize) -> RecordBatch {
     RecordBatch::try_new(schema(), columns).unwrap()
 }
 
-pub fn batches() -> Vec<RecordBatch> {
+/// The scan table's batches, in bigq's Arrow (DataFusion's major) and, with the same
+/// values, in the `bigquery` crate's (arrow 60), converted through Arrow IPC before anything
+/// is measured. Derefs to bigq's.
+pub struct ScanBatches {
+    bigq: Vec<RecordBatch>,
+    theirs: Vec<arrow60_array::RecordBatch>,
+}
+
+impl std::ops::Deref for ScanBatches {
+    type Target = [RecordBatch];
+    fn deref(&self) -> &[RecordBatch] {
+        &self.bigq
+    }
+}
+
+pub fn batches() -> ScanBatches {
     let mut rng = Rng(3);
-    (0..*ROWS)
+    let bigq: Vec<RecordBatch> = (0..*ROWS)
         .step_by(BATCH)
         .map(|first| make_batch(&mut rng, first, BATCH.min(*ROWS - first)))
-        .collect()
+        .collect();
+    let mut ipc = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &schema()).unwrap();
+    for b in &bigq {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    let theirs = arrow60_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    ScanBatches { bigq, theirs }
 }
 
 #[derive(Deserialize, Serialize)]
@@ -288,8 +315,8 @@ row_struct!(
 row_struct!(StdRow, String, i32, i64);
 
 /// [`BigqRow`] with every string borrowed from the batch: the rows' own allocations are gone
-/// but for `tags`, which is what decoding costs without them (not a goal's figure: the
-/// goal compares owned rows).
+/// but for `tags`, which is what decoding costs without them (the comparison with the
+/// `bigquery` crate uses owned rows).
 #[derive(Deserialize)]
 #[allow(dead_code)]
 pub struct BigqRowRef<'a> {
@@ -333,9 +360,9 @@ pub fn decode_bigq<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) -> V
     out
 }
 
-pub fn decode_bigquery<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) -> Vec<T> {
+pub fn decode_bigquery<T: serde::de::DeserializeOwned>(batches: &ScanBatches) -> Vec<T> {
     let mut out = Vec::with_capacity(*ROWS);
-    for b in batches {
+    for b in &batches.theirs {
         for row in bigquery::BigQueryBatchRows::<T>::new(b) {
             out.push(row.unwrap());
         }
@@ -344,7 +371,7 @@ pub fn decode_bigquery<T: serde::de::DeserializeOwned>(batches: &[RecordBatch]) 
 }
 
 /// Both decoders read the same values, so neither is measured skipping work.
-pub fn check(batches: &[RecordBatch]) {
+pub fn check(batches: &ScanBatches) {
     let a: Vec<StdRow> = decode_bigq(batches);
     let b: Vec<StdRow> = decode_bigquery(batches);
     assert_eq!(a.len(), *ROWS);
@@ -398,11 +425,11 @@ pub fn stream_bigq_in_place<T: serde::de::DeserializeOwned>(
 
 #[inline(never)]
 pub fn stream_bigquery<T: serde::de::DeserializeOwned>(
-    batches: &[RecordBatch],
+    batches: &ScanBatches,
     out: &mut Vec<T>,
 ) -> usize {
     let mut n = 0;
-    for b in batches {
+    for b in &batches.theirs {
         out.clear();
         for row in bigquery::BigQueryBatchRows::<T>::new(b) {
             out.push(row.unwrap());

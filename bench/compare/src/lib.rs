@@ -6,8 +6,8 @@ use std::time::Instant;
 use bigq::value::{Date, Numeric, Timestamp};
 use serde::{Deserialize, Serialize};
 
-/// Every scenario, in the order the driver runs them (seed 003's names, plus seed 000's
-/// `json_300k`).
+/// Every scenario, in the order the driver runs them (the `bigquery` crate's benchmark
+/// names, plus `json_300k`, a 300,000-row REST page).
 pub const SCENARIOS: &[&str] = &[
     "query_const",
     "query_1k",
@@ -61,7 +61,7 @@ pub fn scenario_sql(scenario: &str, _dataset: &str) -> String {
     }
 }
 
-/// The scan table of seed 003: `rows` rows, 20 columns (INT64, FLOAT64, STRING, BOOL,
+/// The scan table of the benchmarks: `rows` rows, 20 columns (INT64, FLOAT64, STRING, BOOL,
 /// NUMERIC, DATE, TIMESTAMP, a STRUCT and an ARRAY, some nullable), made with CREATE TABLE
 /// AS SELECT over GENERATE_ARRAY. Written in GoogleSQL that BigQuery and bigq-emulator both
 /// run.
@@ -262,7 +262,8 @@ pub const SCAN_COLUMNS: [&str; 20] = [
 ];
 
 /// Rows per Arrow record batch in `write_1m_arrow`: 25,000 rows of the scan table are about
-/// 5.5 MB of IPC, so a request stays under Storage Write's 10 MB limit (seed 003's setting).
+/// 5.5 MB of IPC, so a request stays under Storage Write's 10 MB limit (as in the `bigquery`
+/// crate's benchmarks).
 pub const ARROW_WRITE_BATCH_ROWS: usize = 25_000;
 
 /// The scan table's schema in Arrow, as BigQuery maps its types (NUMERIC as

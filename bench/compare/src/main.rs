@@ -1,6 +1,6 @@
 //! bench-compare: runs competing BigQuery clients side by side on the same server, data and
-//! machine, the way seed 003's harness does, and writes `results.json`, a Markdown summary
-//! and one SVG plot per scenario.
+//! machine, the way the `bigquery` crate's benchmark harness does, and writes `results.json`,
+//! a Markdown summary and one SVG plot per scenario.
 //!
 //! ```text
 //! cargo build --release -p bench-compare -p bigq-emulator

@@ -144,7 +144,7 @@ pub struct ReadArgs {
     /// A row filter, e.g. `id > 10`.
     #[arg(long = "where", value_name = "FILTER")]
     pub filter: Option<String>,
-    /// At most this many read streams (default: the machine's parallelism).
+    /// At most this many read streams (default: twice the machine's parallelism).
     #[arg(long)]
     pub streams: Option<u32>,
     /// Output format.

@@ -17,6 +17,8 @@ pub enum CodecErrorKind {
     Deserialize,
     /// A row could not be encoded.
     Serialize,
+    /// Arrow IPC bytes are malformed or truncated, or a batch cannot be encoded as IPC.
+    Ipc,
 }
 
 /// An error from a codec, naming the column, row and value where they are known.

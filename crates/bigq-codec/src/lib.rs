@@ -11,12 +11,15 @@
 //! - [`json`]: a push decoder that turns a REST v2 response body (`jobs.query`,
 //!   `jobs.getQueryResults`, `tabledata.list`) into Arrow record batches in one streaming pass.
 //! - [`de`]: the one Arrow-to-serde decoder every read path uses for typed rows.
+//! - [`ipc`]: Arrow IPC messages as the Storage APIs carry them, read and written.
+//! - [`proto`]: serde rows into protobuf rows for Storage Write, with their descriptor.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod de;
 mod error;
 pub mod int64_text;
+pub mod ipc;
 pub mod json;
 pub mod proto;
 pub mod schema;

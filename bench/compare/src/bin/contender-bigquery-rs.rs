@@ -56,7 +56,7 @@ struct Rec {
 }
 
 /// The scan table's row in the crate's own types: its DATE and TIMESTAMP wrappers, and NUMERIC
-/// as a `String` (the crate has no decimal type of its own; see the README's decode table).
+/// as a `String` (the crate has no decimal type of its own; see docs/benchmarks.md).
 #[derive(Debug, Serialize, Deserialize)]
 struct ScanRow {
     id: i64,
@@ -324,7 +324,7 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             let target = table(&ds, "write_target_bigquery_rs_arrow")?;
             // The batches are made before the clock starts; the time covers their IPC
             // encoding and the appends.
-            let batches = scan_batches(scan_rows(), ARROW_WRITE_BATCH_ROWS);
+            let batches = to_arrow60(&scan_batches(scan_rows(), ARROW_WRITE_BATCH_ROWS));
             let (t, c) = (Instant::now(), cpu_seconds());
             let summary = db
                 .fluent()
@@ -349,4 +349,24 @@ async fn run(scenario: &str, job: bool) -> Result<Measured, NotRun> {
             "no {other:?} scenario in this contender"
         ))),
     }
+}
+
+/// The batches in the `bigquery` crate's Arrow (60), through Arrow IPC: bigq-bench builds
+/// them in bigq's (DataFusion's major).
+fn to_arrow60(batches: &[arrow_array::RecordBatch]) -> Vec<arrow60_array::RecordBatch> {
+    let Some(first) = batches.first() else {
+        return Vec::new();
+    };
+    let mut ipc = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &first.schema())
+        .expect("an IPC stream writer over a Vec");
+    for b in batches {
+        w.write(b).expect("writing a batch into a Vec");
+    }
+    w.finish().expect("finishing the IPC stream");
+    drop(w);
+    arrow60_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None)
+        .expect("reading back the stream just written")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("reading back the batches just written")
 }

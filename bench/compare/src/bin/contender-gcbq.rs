@@ -11,9 +11,9 @@
 //!   converted with `#[derive(FromRow)]`. Arrow query results are behind an unstable cfg flag.
 //! - `scan_arrow`: its Storage Read client is the raw generated one; it returns Arrow IPC
 //!   bytes that the caller decodes (here with `arrow-ipc`), one task per stream, 16 streams
-//!   asked for and LZ4 buffers (seed 003's settings).
+//!   asked for and LZ4 buffers (the `bigquery` crate's benchmark harness's settings).
 //! - `scan_typed`: it has no typed Storage Read, so a `SELECT *` query read as `FromRow` rows
-//!   (seed 003 does the same).
+//!   (the `bigquery` crate's benchmark harness does the same).
 //! - writes: its Storage Write client takes Arrow IPC the caller serializes; its protobuf
 //!   writer is not public. `write_1m_objects` turns the row structs into Arrow inside the
 //!   timed part; 25,000-row requests, 8 in flight.

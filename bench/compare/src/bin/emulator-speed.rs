@@ -1,6 +1,6 @@
 //! How fast a local BigQuery server answers, over raw REST, for servers side by side in one
 //! run (bigq-emulator and bqemulator): `jobs.query` latency of `SELECT 1`, `CREATE TABLE AS
-//! SELECT` of seed 003's scan table (20 columns), and `tabledata.list` rows/s paging through
+//! SELECT` of the scan table (20 columns), and `tabledata.list` rows/s paging through
 //! that table. Rounds alternate between the servers (`SELECT 1` in blocks of 50 calls), so
 //! a load that comes and goes hits both; medians are printed.
 //!

@@ -1,5 +1,5 @@
 //! Exactly-once verification of bigq's Storage Write client at scale: rows of the scan table
-//! (seed 003's 20-column shape) written by bigq through every stream type, as protobuf rows
+//! (20 columns) written by bigq through every stream type, as protobuf rows
 //! from serde and as Arrow batches, into an in-process bigq-emulator, with the connection
 //! cut mid-way by the emulator's fault hook for the streams that have offsets (COMMITTED,
 //! PENDING, BUFFERED). Each table is then checked by query: row count, distinct ids and

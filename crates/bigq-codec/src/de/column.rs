@@ -346,7 +346,7 @@ fn prepare<'a>(array: &'a dyn Array, data_type: &'a DataType) -> Kind<'a> {
                     start: if a.is_empty() {
                         0
                     } else {
-                        a.value_offset_at(0)
+                        a.value_offset(0) as usize
                     },
                 },
                 items: Box::new(Column::new(a.values())),

@@ -236,7 +236,7 @@ pub(crate) fn write_decimal_i256(out: &mut StackBuf, unscaled: i256, scale: i8) 
     let mut digits = [0u8; 80];
     let mut end = digits.len();
     while v != i256::ZERO {
-        let (q, r) = v.wrapping_div_rem(chunk);
+        let (q, r) = (v.wrapping_div(chunk), v.wrapping_rem(chunk));
         v = q;
         let mut part = r.to_i128().unwrap_or(0).unsigned_abs() as u64;
         let more = v != i256::ZERO;

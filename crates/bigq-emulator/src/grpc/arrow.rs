@@ -1,13 +1,10 @@
-//! Arrow as the Storage Read API serves it: BigQuery's Arrow schema for a table schema,
-//! the catalog's batches conformed to it, and both encoded as Arrow IPC messages (record
-//! batch buffers optionally LZ4_FRAME or ZSTD compressed).
+//! Arrow as the Storage Read API serves it: BigQuery's Arrow schema for a table schema and
+//! the catalog's batches conformed to it, encoded as Arrow IPC messages by bigq-codec.
 
 use std::sync::Arc;
 
-use arrow_ipc::CompressionType;
-use arrow_ipc::writer::{
-    DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message,
-};
+use bigq_codec::ipc::CompressionType;
+pub use bigq_codec::ipc::IpcEncoder;
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, StructArray};
 use datafusion::arrow::compute::cast;
@@ -122,57 +119,17 @@ pub fn conform_batch(batch: &RecordBatch, schema: &SchemaRef) -> BqResult<Record
         .map_err(|e| BqError::internal(format!("bigq-emulator cannot build a batch: {e}")))
 }
 
-/// Encodes the session's schema and its batches as BigQuery sends them: each an
-/// encapsulated IPC message (continuation marker, length, flatbuffer, body).
-#[derive(Debug, Clone)]
-pub struct IpcEncoder {
-    options: IpcWriteOptions,
+/// Encodes the session's schema and its batches as BigQuery sends them (bigq-codec's
+/// encoder), a failure being the emulator's own.
+pub fn ipc_encoder(compression: Option<CompressionType>) -> BqResult<IpcEncoder> {
+    IpcEncoder::new(compression).map_err(|e| BqError::internal(e.to_string()))
 }
 
-impl IpcEncoder {
-    /// An encoder compressing record batch buffers with `compression`, if any.
-    pub fn new(compression: Option<CompressionType>) -> BqResult<IpcEncoder> {
-        let options = IpcWriteOptions::default()
-            .try_with_compression(compression)
-            .map_err(|e| BqError::internal(format!("Arrow IPC options: {e}")))?;
-        Ok(IpcEncoder { options })
-    }
-
-    /// The serialized schema message.
-    pub fn schema(&self, schema: &Schema) -> Vec<u8> {
-        let mut tracker = DictionaryTracker::new(false);
-        let encoded = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
-            schema,
-            &mut tracker,
-            &self.options,
-        );
-        let mut out = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = write_message(&mut out, encoded, &self.options);
-        out
-    }
-
-    /// One serialized record batch message.
-    pub fn batch(&self, batch: &RecordBatch) -> BqResult<Vec<u8>> {
-        let err = |e| BqError::internal(format!("Arrow IPC encoding failed: {e}"));
-        let mut tracker = DictionaryTracker::new(false);
-        let (dictionaries, encoded) = IpcDataGenerator::default()
-            .encode(
-                batch,
-                &mut tracker,
-                &self.options,
-                &mut IpcWriteContext::default(),
-            )
-            .map_err(err)?;
-        if !dictionaries.is_empty() {
-            return Err(BqError::internal(
-                "Arrow IPC encoding produced dictionaries, which BigQuery never sends",
-            ));
-        }
-        let mut out = Vec::with_capacity(encoded.ipc_message.len() + encoded.arrow_data.len() + 16);
-        write_message(&mut out, encoded, &self.options).map_err(err)?;
-        Ok(out)
-    }
+/// One record batch as an IPC message.
+pub fn encode_batch(encoder: &IpcEncoder, batch: &RecordBatch) -> BqResult<Vec<u8>> {
+    encoder
+        .batch(batch)
+        .map_err(|e| BqError::internal(e.to_string()))
 }
 
 #[cfg(test)]
@@ -232,13 +189,13 @@ mod tests {
         )
         .unwrap();
         let batch = conform_batch(&batch, &wire).unwrap();
-        let plain = IpcEncoder::new(None).unwrap().batch(&batch).unwrap().len();
+        let plain = ipc_encoder(None).unwrap().batch(&batch).unwrap().len();
         for c in [
             None,
             Some(CompressionType::LZ4_FRAME),
             Some(CompressionType::ZSTD),
         ] {
-            let enc = IpcEncoder::new(c).unwrap();
+            let enc = ipc_encoder(c).unwrap();
             let mut stream = enc.schema(&wire);
             let message = enc.batch(&batch).unwrap();
             if c.is_some() {

@@ -30,7 +30,7 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 use gcloud_sdk::prost_types::Timestamp;
 use tonic::Status;
 
-use super::arrow::{IpcEncoder, conform_batch, wire_schema};
+use super::arrow::{IpcEncoder, conform_batch, encode_batch, ipc_encoder, wire_schema};
 use super::faults::Faults;
 use super::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
@@ -331,7 +331,7 @@ fn chunks(
             .map(|run| {
                 scope.spawn(move || {
                     run.iter()
-                        .map(|(_, slice)| encoder.batch(slice))
+                        .map(|(_, slice)| encode_batch(encoder, slice))
                         .collect::<BqResult<Vec<_>>>()
                 })
             })
@@ -489,7 +489,7 @@ impl ReadService {
             compression: compression.map(|c| c.0),
             max_stream_count: req.max_stream_count,
         };
-        let encoder = IpcEncoder::new(compression)?;
+        let encoder = ipc_encoder(compression)?;
         let cached = self
             .encoded
             .lock()
@@ -764,7 +764,7 @@ impl Iterator for Responses {
             let slice = chunk
                 .batch
                 .slice((self.pos - chunk.start) as usize, (end - self.pos) as usize);
-            match session.encoder.batch(&slice) {
+            match encode_batch(&session.encoder, &slice) {
                 Ok(m) => m,
                 Err(e) => {
                     self.done = true;

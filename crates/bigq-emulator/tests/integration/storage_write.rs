@@ -469,7 +469,7 @@ async fn fault_hook_cuts_a_connection_after_n_requests() {
 
 #[tokio::test]
 async fn arrow_rows_are_appended_by_column_name() {
-    use bigq_emulator::grpc::arrow::IpcEncoder;
+    use bigq_codec::ipc::IpcEncoder;
     use datafusion::arrow::array::{Int64Array, ListArray, StringArray};
     use datafusion::arrow::buffer::OffsetBuffer;
     use datafusion::arrow::datatypes::{DataType, Field, Schema};

@@ -28,7 +28,7 @@ use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty, ready_client};
 use crate::client::rest::ErrorProto;
 use crate::error::{Error, Result};
 use crate::ids::TableId;
-use crate::read::ipc::IpcDecoder;
+use bigq_codec::ipc::IpcDecoder;
 
 /// A `JobService` stub on `channel` that accepts responses as large as Storage Read's.
 pub(crate) fn jobs(
@@ -705,7 +705,7 @@ mod first_page {
     fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<ResultPage> {
         super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
-    use crate::read::ipc::tests::{batch, batch_message, schema_stream};
+    use crate::read::test_batches::{batch, batch_message, schema_stream};
 
     fn response(page_token: &str) -> pb::QueryResponse {
         use pb::query_response::{Results, ResultsSchema};

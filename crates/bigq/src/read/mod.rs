@@ -35,12 +35,13 @@
 
 mod builder;
 mod filter;
-pub(crate) mod ipc;
 mod options;
 mod session;
 mod spawn;
 mod streams;
 mod task;
+#[cfg(test)]
+pub(crate) mod test_batches;
 mod wire;
 
 pub use builder::ReadBuilder;

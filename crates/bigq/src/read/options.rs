@@ -26,12 +26,12 @@ pub(crate) struct ReadOptions {
 }
 
 impl ReadOptions {
-    /// The defaults: every column and row, LZ4_FRAME, and two streams per core (a stream's
-    /// task decodes a response while its next one is on the way, and a core whose stream
-    /// waits on the network has another to decode; on bigq-emulator, same 2 cores, a
-    /// 1M-row read: Arrow 298 -> 261 ms, typed rows 539 -> 483 ms with 4 streams instead of
-    /// 2).
+    /// The defaults: every column and row, LZ4_FRAME, and two streams per core.
     pub(crate) fn new() -> Self {
+        // Two streams per core: a stream's task decodes a response while its next one is
+        // on the way, and a core whose stream waits on the network has another to decode.
+        // On bigq-emulator, same 2 cores, a 1M-row read: Arrow 298 -> 261 ms, typed rows
+        // 539 -> 483 ms with 4 streams instead of 2 (docs/benchmarks.md, Storage Read).
         let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
         ReadOptions {
             selected_fields: Vec::new(),

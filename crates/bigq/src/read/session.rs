@@ -9,7 +9,6 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     big_query_read_client::BigQueryReadClient, read_session,
 };
 
-use super::ipc::IpcDecoder;
 use super::options::{Compression, ReadOptions};
 use super::spawn::spawn;
 use super::streams::{ReadBatchStream, ReadStream};
@@ -18,6 +17,7 @@ use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, Rpc, status_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::TableId;
+use bigq_codec::ipc::IpcDecoder;
 
 /// A created read session: its streams and the Arrow schema they share.
 #[derive(Debug, Clone)]

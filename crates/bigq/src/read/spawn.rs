@@ -6,11 +6,11 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 use tokio::sync::mpsc;
 
-use super::ipc::IpcDecoder;
 use super::streams::{Merged, Tasks};
 use super::task::{BatchSink, GrpcRows, read_stream};
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
+use bigq_codec::ipc::IpcDecoder;
 
 /// Starts one task per stream sending `S`'s items into one shared channel, or into one
 /// channel per stream for an ordered read.

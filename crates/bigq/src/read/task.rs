@@ -12,11 +12,11 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{ReadRowsRequest, read_row
 use tokio::sync::mpsc;
 use tonic::Status;
 
-use super::ipc::IpcDecoder;
 use super::wire::{ReadResponse, ReadRowsCodec};
 use crate::client::grpc::{Grpc, is_resumable, ready_client, status_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::retry::{Attempts, RetryPolicy};
+use bigq_codec::ipc::IpcDecoder;
 
 /// The responses of one ReadRows call.
 pub(crate) type Responses = BoxStream<'static, std::result::Result<ReadResponse, Status>>;
@@ -208,7 +208,7 @@ mod tests {
     use gcloud_sdk::google::cloud::bigquery::storage::v1::{ArrowRecordBatch, ReadRowsResponse};
 
     use super::*;
-    use crate::read::ipc::tests::{batch, batch_message, schema_stream};
+    use crate::read::test_batches::{batch, batch_message, schema_stream};
     use crate::retry::tests::throttled;
 
     /// A fake server: a table of `total` rows served in batches of `per`; each call is cut

@@ -1,5 +1,5 @@
 //! bigq over gRPC against a server nobody here wrote: the `bigquery` crate's
-//! `testing::BigQueryFake` (seed 003's library), which serves the BigQuery v2 JobService and
+//! `testing::BigQueryFake` (the `bigquery` crate), which serves the BigQuery v2 JobService and
 //! the Storage Read and Write APIs on a loopback port as that crate understands them. The
 //! fake has no SQL engine: each query is answered as a rule scripts it, and the rule counts
 //! the calls it answered, so the tests check both the rows and that bigq's requests matched.

@@ -18,7 +18,7 @@ use gcloud_sdk::prost::{DecodeError, Message};
 use crate::api::PageRequest;
 use crate::api::jobs::PAGE_BYTES;
 use crate::error::BqError;
-use crate::grpc::arrow::{IpcEncoder, conform_batch, wire_schema};
+use crate::grpc::arrow::{conform_batch, encode_batch, ipc_encoder, wire_schema};
 use crate::rest::encode::{self, EncodeOptions};
 use crate::sql::engine::QueryOutput;
 
@@ -152,7 +152,7 @@ pub fn arrow_page(
     compression: Option<CompressionType>,
 ) -> Result<ArrowPage, BqError> {
     let schema = wire_schema(&out.schema)?;
-    let encoder = IpcEncoder::new(compression)?;
+    let encoder = ipc_encoder(compression)?;
     let total = out.total_rows();
     let start = page.start.min(total);
     let mut n = (total - start).min(page.max.unwrap_or(usize::MAX));
@@ -171,7 +171,7 @@ pub fn arrow_page(
             .collect::<Result<Vec<_>, _>>()?;
         let page = concat_batches(&schema, &conformed)
             .map_err(|e| BqError::internal(format!("bigq-emulator cannot join batches: {e}")))?;
-        encoder.batch(&page)?
+        encode_batch(&encoder, &page)?
     };
     let end = start + n;
     Ok(ArrowPage {
