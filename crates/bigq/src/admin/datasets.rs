@@ -133,6 +133,27 @@ impl DatasetListItem {
 impl Client {
     /// Creates a dataset. Fails with [`is_already_exists`](crate::Error::is_already_exists)
     /// when it exists. A dataset without a project or location gets the client's.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::admin::Dataset;
+    /// let created = client
+    ///     .create_dataset(Dataset::new("sales").with_description("orders and refunds"))
+    ///     .await?;
+    /// assert_eq!(created.dataset_id(), "sales");
+    /// assert_eq!(created.project(), client.project());
+    /// let again = client.create_dataset(Dataset::new("sales")).await.unwrap_err();
+    /// assert!(again.is_already_exists());
+    /// # Ok(()) }
+    /// ```
     pub async fn create_dataset(&self, mut dataset: Dataset) -> Result<Dataset> {
         if dataset.dataset_reference.project_id.is_empty() {
             dataset.dataset_reference.project_id = self.inner.project.clone();
@@ -145,6 +166,26 @@ impl Client {
 
     /// Gets a dataset: a [`DatasetId`](crate::DatasetId), `dataset` (in the client's
     /// project) or `project.dataset`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::DatasetId;
+    /// # client.create_dataset(bigq::admin::Dataset::new("sales").with_label("team", "a")).await?;
+    /// let by_name = client.get_dataset("sales").await?;
+    /// let by_id = client.get_dataset(DatasetId::new(client.project(), "sales")).await?;
+    /// assert_eq!(by_name.labels["team"], "a");
+    /// assert_eq!(by_id.dataset_id(), by_name.dataset_id());
+    /// assert!(client.get_dataset("missing").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_dataset(&self, id: impl IntoDatasetId) -> Result<Dataset> {
         let id = dataset_id(&self.inner.project, id)?;
         self.inner.api.get_dataset(&id).await
@@ -152,6 +193,34 @@ impl Client {
 
     /// Lists the datasets of `project` (the client's when `None`); with `all`, hidden
     /// datasets (whose id starts with `_`) too. Pages are fetched as the stream is read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use futures::TryStreamExt;
+    /// # for name in ["a", "b", "c"] {
+    /// #     client.create_dataset(bigq::admin::Dataset::new(name)).await?;
+    /// # }
+    /// // A stream: read it item by item ...
+    /// let mut datasets = client.list_datasets(None, false);
+    /// let mut names = Vec::new();
+    /// while let Some(d) = datasets.try_next().await? {
+    ///     names.push(d.dataset_id().to_string());
+    /// }
+    /// names.sort();
+    /// assert_eq!(names, ["a", "b", "c"]);
+    /// // ... or collect it.
+    /// let all = client.list_datasets(None, false).try_collect().await?;
+    /// assert_eq!(all.len(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn list_datasets(&self, project: Option<&str>, all: bool) -> ListStream<DatasetListItem> {
         let api = self.inner.api.clone();
         let project = project.unwrap_or(&self.inner.project).to_string();
@@ -163,6 +232,26 @@ impl Client {
 
     /// Deletes a dataset; with `delete_contents` its tables too (otherwise a non-empty
     /// dataset is an error).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// client.delete_dataset("ds", true).await?;
+    /// assert!(client.get_dataset("ds").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_dataset(
         &self,
         id: impl IntoDatasetId,

@@ -119,12 +119,46 @@ impl Job {
 
 impl Client {
     /// Gets a job: its state, errors and, for a query, its destination table.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 1").job_creation_required(true).run().await?;
+    /// let job = client.get_job(results.job_reference().unwrap()).await?;
+    /// assert!(job.is_done() && job.error().is_none());
+    /// assert_eq!(job.statement_type(), Some("SELECT"));
+    /// # Ok(()) }
+    /// ```
     pub async fn get_job(&self, job: &JobReference) -> Result<Job> {
         self.inner.api.get_job(job).await
     }
 
     /// Asks BigQuery to cancel a job; returns the job as it is now (cancellation is
     /// asynchronous: poll [`get_job`](Self::get_job) until it is done).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 1").job_creation_required(true).run().await?;
+    /// let job = client.cancel_job(results.job_reference().unwrap()).await?;
+    /// // Cancelling a finished job leaves it as it was.
+    /// assert!(job.is_done());
+    /// # Ok(()) }
+    /// ```
     pub async fn cancel_job(&self, job: &JobReference) -> Result<Job> {
         self.inner.api.cancel_job(job).await
     }

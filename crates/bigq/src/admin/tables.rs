@@ -130,6 +130,29 @@ impl TableListItem {
 impl Client {
     /// Creates a table with a schema. A table without a project is created in the
     /// client's.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// use bigq::admin::Table;
+    /// use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// let schema = TableSchema::new(vec![
+    ///     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    ///     TableFieldSchema::new("name", FieldType::String),
+    /// ]);
+    /// let table = client.create_table(Table::new("ds.people", schema)).await?;
+    /// assert_eq!((table.dataset_id(), table.table_id()), ("ds", "people"));
+    /// assert_eq!(table.schema.unwrap().fields.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub async fn create_table(&self, mut table: Table) -> Result<Table> {
         if table.table_reference.project_id.is_empty() {
             table.table_reference.project_id = self.inner.project.clone();
@@ -144,12 +167,56 @@ impl Client {
 
     /// Gets a table (its schema, row count, ...): a [`TableId`](crate::TableId),
     /// `dataset.table` (in the client's project) or `project.dataset.table`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// use bigq::TableId;
+    /// let table = client.get_table("ds.people").await?;
+    /// assert_eq!(table.num_rows, Some(3));
+    /// let same = client.get_table(TableId::new(client.project(), "ds", "people")).await?;
+    /// assert_eq!(same.schema, table.schema);
+    /// assert!(client.get_table("ds.missing").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_table(&self, id: impl IntoTableId) -> Result<Table> {
         let id = table_id(&self.inner.project, id)?;
         self.inner.api.get_table(&id).await
     }
 
     /// Deletes a table.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// client.delete_table("ds.people").await?;
+    /// assert!(client.get_table("ds.people").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_table(&self, id: impl IntoTableId) -> Result<()> {
         let id = table_id(&self.inner.project, id)?;
         self.inner.api.delete_table(&id).await
@@ -158,6 +225,27 @@ impl Client {
     /// Lists the tables of a dataset (a [`DatasetId`](crate::DatasetId), `dataset` or
     /// `project.dataset`). Pages are fetched as the stream is read; a dataset id that does
     /// not parse is the stream's one item.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let tables = client.list_tables("ds").try_collect().await?;
+    /// let names: Vec<&str> = tables.iter().map(|t| t.table_id()).collect();
+    /// assert_eq!(names, ["people"]);
+    /// # Ok(()) }
+    /// ```
     pub fn list_tables(&self, dataset: impl IntoDatasetId) -> ListStream<TableListItem> {
         let id = match dataset_id(&self.inner.project, dataset) {
             Ok(id) => id,

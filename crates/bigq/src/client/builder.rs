@@ -14,6 +14,20 @@ use crate::transport::{GrpcApi, RestApi, Transport, V2Api};
 
 impl Client {
     /// A builder for a client.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
     }
@@ -22,6 +36,25 @@ impl Client {
     /// `GCLOUD_PROJECT`) for the project, `BIGQUERY_EMULATOR_HOST` for a REST emulator and
     /// `BIGQUERY_STORAGE_EMULATOR_HOST` for a Storage API (gRPC) emulator (both with
     /// anonymous credentials), and Application Default Credentials otherwise.
+    ///
+    /// ```standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # // SAFETY: this doctest runs in a process of its own, on one thread.
+    /// # unsafe {
+    /// #     std::env::set_var("GOOGLE_CLOUD_PROJECT", emulator.project());
+    /// #     std::env::set_var("BIGQUERY_EMULATOR_HOST", emulator.rest_endpoint());
+    /// #     std::env::set_var("BIGQUERY_STORAGE_EMULATOR_HOST", emulator.grpc_endpoint());
+    /// # }
+    /// // With GOOGLE_CLOUD_PROJECT, BIGQUERY_EMULATOR_HOST and BIGQUERY_STORAGE_EMULATOR_HOST set:
+    /// let client = bigq::Client::from_env().await?;
+    /// assert_eq!(client.project(), emulator.project());
+    /// assert_eq!(client.storage_endpoint(), emulator.grpc_endpoint());
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
     pub async fn from_env() -> Result<Client> {
         ClientBuilder::default().from_env().build().await
     }

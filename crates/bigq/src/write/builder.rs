@@ -42,6 +42,38 @@ impl Client {
     /// Writes to a table (a [`TableId`](crate::TableId), `dataset.table` or
     /// `project.dataset.table`) through the Storage Write API, on its `_default` stream
     /// unless another type is chosen.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.rows_written, 3);
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn write(&self, table: impl IntoTableId) -> WriteBuilder {
         WriteBuilder {
             client: self.clone(),
@@ -58,6 +90,46 @@ impl Client {
 
     /// Commits finalized PENDING streams of one table together (all their rows become
     /// visible at once, or none); returns the commit time.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// // Two PENDING streams, finalized, then committed together.
+    /// let mut names = Vec::new();
+    /// for part in people.chunks(2) {
+    ///     let mut writer = client.write("ds.people").pending().open().await?;
+    ///     writer.append(part).await?;
+    ///     names.push(writer.stream_name().to_string());
+    ///     writer.finish().await?;
+    /// }
+    /// assert_eq!(count(client.clone()).await?, 0, "nothing visible before the commit");
+    /// let streams: Vec<&str> = names.iter().map(String::as_str).collect();
+    /// let at = client.commit_write_streams("ds.people", &streams).await?;
+    /// assert!(at.is_some());
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn commit_write_streams(
         &self,
         table: impl IntoTableId,
@@ -78,24 +150,156 @@ impl Client {
 
 impl WriteBuilder {
     /// The `_default` stream (the default): at least once, rows visible at once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").default_stream().open().await?;
+    /// assert!(writer.stream_name().ends_with("/streams/_default"));
+    /// writer.append(&people).await?;
+    /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn default_stream(mut self) -> Self {
         self.kind = StreamKind::Default;
         self
     }
 
     /// A new COMMITTED stream: exactly once, rows visible at once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").committed().open().await?;
+    /// writer.append(&people[..1]).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(count(client.clone()).await?, 1, "visible once confirmed");
+    /// writer.append(&people[1..]).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.finalized_rows, Some(3));
+    /// # Ok(()) }
+    /// ```
     pub fn committed(mut self) -> Self {
         self.kind = StreamKind::Committed;
         self
     }
 
     /// A new PENDING stream: rows visible when [committed](Writer::commit), all or none.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").pending().open().await?;
+    /// writer.append(&people).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(count(client.clone()).await?, 0, "nothing visible before the commit");
+    /// let summary = writer.commit().await?;
+    /// assert!(summary.commit_time.is_some());
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn pending(mut self) -> Self {
         self.kind = StreamKind::Pending;
         self
     }
 
     /// A new BUFFERED stream: rows visible when [flushed](Writer::flush).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").buffered().open().await?;
+    /// writer.append(&people).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(count(client.clone()).await?, 3, "visible once flushed");
+    /// writer.finish().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn buffered(mut self) -> Self {
         self.kind = StreamKind::Buffered;
         self
@@ -103,18 +307,120 @@ impl WriteBuilder {
 
     /// The table schema to encode rows for, instead of the one the stream reports. It may
     /// leave out NULLABLE columns (BigQuery fills them as the missing-value settings say).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// // The table's schema given, rather than fetched from the stream.
+    /// let mut writer = client.write("ds.people").schema(schema).open().await?;
+    /// writer.append(&people).await?;
+    /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn schema(mut self, schema: TableSchema) -> Self {
         self.schema = Some(schema);
         self
     }
 
     /// The largest request, in bytes (default 10 MB, at most the API's 20 MB).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .max_request_bytes(64 * 1024)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.requests, 1);
+    /// assert!(summary.bytes_sent < 64 * 1024);
+    /// // Under 64 KiB is refused.
+    /// let e = client.write("ds.people").max_request_bytes(1024).open().await.unwrap_err();
+    /// assert_eq!(e.kind(), bigq::ErrorKind::Config);
+    /// # Ok(()) }
+    /// ```
     pub fn max_request_bytes(mut self, bytes: usize) -> Self {
         self.max_request_bytes = bytes;
         self
     }
 
     /// How many requests may await their response (default 8, at least 1).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").max_in_flight(1).open().await?;
+    /// writer.append(&people).await?;
+    /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n;
         self
@@ -122,18 +428,136 @@ impl WriteBuilder {
 
     /// How NUMERIC and BIGNUMERIC values go on the wire (decimal text by default; packed
     /// bytes are fewer but not every emulator takes them).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use bigq::write::NumericEncoding;
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .numeric_encoding(NumericEncoding::default())
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn numeric_encoding(mut self, encoding: NumericEncoding) -> Self {
         self.numeric = encoding;
         self
     }
 
     /// What BigQuery does with `column` when a row leaves it out.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use bigq::write::MissingValue;
+    /// #[derive(serde::Serialize)]
+    /// struct IdOnly {
+    ///     id: i64,
+    /// }
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .missing_value("name", MissingValue::Null)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&[IdOnly { id: 9 }]).await?;
+    /// writer.finish().await?;
+    /// let rows: Vec<(i64, Option<String>)> = client.read_table_data("ds.people").fetch_all().await?;
+    /// assert_eq!(rows, [(9, None)]);
+    /// # Ok(()) }
+    /// ```
     pub fn missing_value(mut self, column: impl Into<String>, value: MissingValue) -> Self {
         self.missing.insert(column.into(), value.proto());
         self
     }
 
     /// What BigQuery does with any column a row leaves out, unless set per column.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use bigq::write::MissingValue;
+    /// #[derive(serde::Serialize)]
+    /// struct IdOnly {
+    ///     id: i64,
+    /// }
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .default_missing_value(MissingValue::Default)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&[IdOnly { id: 9 }]).await?;
+    /// writer.finish().await?;
+    /// let rows: Vec<(i64, Option<String>)> = client.read_table_data("ds.people").fetch_all().await?;
+    /// assert_eq!(rows, [(9, None)], "no default value expression: NULL");
+    /// # Ok(()) }
+    /// ```
     pub fn default_missing_value(mut self, value: MissingValue) -> Self {
         self.default_missing = value.proto();
         self
@@ -141,6 +565,39 @@ impl WriteBuilder {
 
     /// Opens the stream (creating it for COMMITTED, PENDING and BUFFERED), fetching the table
     /// schema from it unless one was given.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let writer = client.write("ds.people").committed().open().await?;
+    /// assert!(writer.stream_name().starts_with("projects/"));
+    /// assert_eq!(writer.summary().rows_written, 0);
+    /// // A table that does not exist fails here, before any row.
+    /// let e = client.write("ds.missing").open().await.unwrap_err();
+    /// assert!(e.is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn open(self) -> Result<Writer> {
         let transport = Arc::new(GrpcWrite {
             client: self.client.clone(),

@@ -26,8 +26,24 @@
 //! BigQuery refuses are not retried: the error lists them with
 //! [`Error::row_errors`](crate::Error::row_errors).
 //!
-//! ```no_run
-//! # async fn run() -> bigq::Result<()> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> bigq::Result<()> {
+//! # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+//! # let client = bigq::Client::builder()
+//! #     .with_project(emulator.project())
+//! #     .with_emulator(emulator.rest_endpoint())
+//! #     .with_emulator_grpc(emulator.grpc_endpoint())
+//! #     .build()
+//! #     .await?;
+//! # client.create_dataset(bigq::admin::Dataset::new("my_dataset")).await?;
+//! # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+//! # let schema = TableSchema::new(vec![
+//! #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+//! #     TableFieldSchema::new("name", FieldType::String),
+//! #     TableFieldSchema::new("day", FieldType::Date),
+//! # ]);
+//! # client.create_table(bigq::admin::Table::new("my_dataset.my_table", schema)).await?;
 //! #[derive(serde::Serialize)]
 //! struct Row {
 //!     id: i64,
@@ -35,7 +51,6 @@
 //!     day: bigq::value::Date,
 //! }
 //!
-//! let client = bigq::Client::from_env().await?;
 //! let rows: Vec<Row> = (0..1000)
 //!     .map(|id| Row { id, name: None, day: bigq::value::Date::new(19_000) })
 //!     .collect();
@@ -45,11 +60,14 @@
 //! writer.append(&rows).await?;
 //! let summary = writer.finish().await?;
 //! println!("{} rows in {} requests", summary.rows_written, summary.requests);
+//! assert_eq!(summary.rows_written, 1000);
 //!
 //! // All or nothing.
 //! let mut writer = client.write("my_dataset.my_table").pending().open().await?;
 //! writer.append(&rows).await?;
 //! writer.commit().await?;
+//! let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM my_dataset.my_table").fetch_all().await?;
+//! assert_eq!(n, [(2000,)]);
 //! # Ok(()) }
 //! ```
 
