@@ -334,9 +334,7 @@ impl TableDataBuilder {
         }
         let arrow = schema.to_arrow()?;
         let source = PageSource::Table {
-            project: id.project,
-            dataset: id.dataset,
-            table: id.table,
+            table: id,
             page_size: self.page_size,
             selected_fields: self.selected_fields.map(|s| s.join(",")),
             start_index: self.start_index,

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use super::response::{JobReference, QueryStats};
 use crate::client::rest::{Request, Rest, transport_error};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ids::TableId;
 use crate::retry::Attempts;
 
 /// Where the pages come from.
@@ -31,9 +32,7 @@ pub(crate) enum PageSource {
     },
     /// `tabledata.list` of a table.
     Table {
-        project: String,
-        dataset: String,
-        table: String,
+        table: TableId,
         page_size: Option<u32>,
         selected_fields: Option<String>,
         start_index: Option<u64>,
@@ -63,8 +62,6 @@ impl PageSource {
                 rest.send(req).await
             }
             PageSource::Table {
-                project,
-                dataset,
                 table,
                 page_size,
                 selected_fields,
@@ -72,11 +69,11 @@ impl PageSource {
             } => {
                 let path = [
                     "projects",
-                    project.as_str(),
+                    table.project.as_str(),
                     "datasets",
-                    dataset.as_str(),
+                    table.dataset.as_str(),
                     "tables",
-                    table.as_str(),
+                    table.table.as_str(),
                     "data",
                 ];
                 let mut req = Request::get(&path).query("formatOptions.useInt64Timestamp", "true");
