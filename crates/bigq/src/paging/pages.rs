@@ -72,8 +72,9 @@ impl<P: Paged> Pages<P> {
         Pages::new(first, fetch, false)
     }
 
-    /// Pages read ahead: the next page's fetch starts on its own task as soon as a page
-    /// arrives, while the consumer works through it. Needs a Tokio runtime.
+    /// Pages read ahead: the first page's fetch starts at once, and each next page's as soon
+    /// as the page before it arrives, on a task of its own, while the consumer works through
+    /// the pages before. Needs a Tokio runtime.
     pub(crate) fn read_ahead<F, Fut>(first: Option<String>, fetch: F) -> Self
     where
         F: FnMut(Option<String>) -> Fut + Send + 'static,
@@ -87,11 +88,17 @@ impl<P: Paged> Pages<P> {
         F: FnMut(Option<String>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<P>> + Send + 'static,
     {
-        Pages {
+        let mut pages = Pages {
             fetch: Box::new(move |token| fetch(token).boxed()),
-            state: State::Next(first),
+            state: State::Done,
             read_ahead,
-        }
+        };
+        pages.state = if read_ahead {
+            pages.start(first)
+        } else {
+            State::Next(first)
+        };
+        pages
     }
 
     /// Starts fetching the page after `token`.
@@ -267,6 +274,12 @@ mod tests {
     async fn read_ahead_starts_the_next_page_when_one_arrives() {
         let asked = Arc::new(Mutex::new(Vec::new()));
         let mut pages = Pages::read_ahead(Some("2".into()), numbers(9, 3, asked.clone()));
+        tokio::task::yield_now().await;
+        assert_eq!(
+            *asked.lock().unwrap(),
+            [Some("2".into())],
+            "the first page is on its way before it is asked for"
+        );
         let first = pages.next().await.unwrap().unwrap();
         assert_eq!(first.items, [2, 3, 4]);
         tokio::task::yield_now().await;

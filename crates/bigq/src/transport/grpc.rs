@@ -2,6 +2,7 @@
 //! `TableService`): the same resources as REST, converted to and from the v2 messages.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
@@ -12,6 +13,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt};
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 use pb::dataset_service_client::DatasetServiceClient;
 use pb::table_service_client::TableServiceClient;
+use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 
 use super::api::V2Api;
@@ -54,9 +56,16 @@ fn tables(channel: Channel) -> TableServiceClient<Channel> {
 /// A `GetQueryResults` response as it arrives, its rows not yet decoded.
 type RawResults = Box<WithRows<pb::GetQueryResultsResponse>>;
 
-impl Paged for RawResults {
+/// A page of a result: the next page's token, and its rows being decoded on a task of
+/// their own, started as soon as the response arrived.
+struct Decoding {
+    next_page_token: Option<String>,
+    page: JoinHandle<Result<ResultPage>>,
+}
+
+impl Paged for Decoding {
     fn next_page_token(&self) -> Option<String> {
-        non_empty(self.message.page_token.clone())
+        self.next_page_token.clone()
     }
 }
 
@@ -137,8 +146,8 @@ impl V2Api for GrpcApi {
         .boxed()
     }
 
-    /// `GetQueryResults` pages, each requested as soon as the page before it arrives, and
-    /// decoded on a task of its own (up to two at once) while the consumer works through
+    /// `GetQueryResults` pages, each requested as soon as the page before it arrives and
+    /// decoded on a task of its own as soon as it arrives, while the consumer works through
     /// the batches before.
     fn result_pages(
         &self,
@@ -149,25 +158,26 @@ impl V2Api for GrpcApi {
         rows_before: u64,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let v2 = self.v2.clone();
+        // Rows before each page, for errors: pages are fetched one after another, so each
+        // fetch adds its rows before the next one starts.
+        let rows = Arc::new(AtomicU64::new(rows_before));
         let pages = Pages::read_ahead(Some(page_token), move |token| {
-            let (v2, job) = (v2.clone(), job.clone());
-            async move { raw_results(&v2, &job, token.as_deref(), page_size, None).await }
+            let (v2, job, rows) = (v2.clone(), job.clone(), rows.clone());
+            async move {
+                let raw = raw_results(&v2, &job, token.as_deref(), page_size, None).await?;
+                let before = rows.fetch_add(raw.rows as u64, Ordering::SeqCst);
+                Ok(Decoding {
+                    next_page_token: non_empty(raw.message.page_token.clone()),
+                    page: tokio::spawn(async move { results_page(*raw, before) }),
+                })
+            }
         });
         pages
-            .scan(rows_before, |before, raw| {
-                let decoding = raw.map(|raw| {
-                    let first = *before;
-                    *before += raw.rows as u64;
-                    let task = tokio::spawn(async move { results_page(*raw, first) });
-                    async move {
-                        task.await.map_err(|e| {
-                            Error::new(ErrorKind::Decode, format!("decoding a page failed: {e}"))
-                        })?
-                    }
-                });
-                futures::future::ready(Some(decoding))
+            .and_then(|decoding| async move {
+                decoding.page.await.map_err(|e| {
+                    Error::new(ErrorKind::Decode, format!("decoding a page failed: {e}"))
+                })?
             })
-            .try_buffered(2)
             .map_ok(|page| futures::stream::iter(page.batches.into_iter().map(Ok)))
             .try_flatten()
             .boxed()
