@@ -7,7 +7,7 @@ use arrow_ipc::CompressionType;
 use arrow_ipc::writer::{
     DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message,
 };
-use arrow_schema::Schema;
+use arrow_schema::{DataType, Schema};
 
 use crate::error::{CodecError, CodecErrorKind};
 
@@ -44,6 +44,18 @@ impl IpcEncoder {
     /// One serialized record batch message. A batch with dictionary-encoded columns is an
     /// error: BigQuery never sends dictionaries, and its readers expect none.
     pub fn batch(&self, batch: &RecordBatch) -> Result<Vec<u8>, CodecError> {
+        if let Some(f) = batch
+            .schema()
+            .fields()
+            .iter()
+            .find(|f| has_dictionary(f.data_type()))
+        {
+            return Err(CodecError::new(
+                CodecErrorKind::Ipc,
+                "dictionary-encoded columns cannot be written; cast them to their value type first",
+            )
+            .with_column(f.name()));
+        }
         let err = |e| {
             CodecError::new(
                 CodecErrorKind::Ipc,
@@ -71,13 +83,30 @@ impl IpcEncoder {
     }
 }
 
+/// Whether `t` is or holds a dictionary.
+fn has_dictionary(t: &DataType) -> bool {
+    match t {
+        DataType::Dictionary(..) => true,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => has_dictionary(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| has_dictionary(f.data_type())),
+        DataType::Union(fields, _) => fields.iter().any(|(_, f)| has_dictionary(f.data_type())),
+        DataType::RunEndEncoded(_, v) => has_dictionary(v.data_type()),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use arrow_array::{Int64Array, StringArray};
     use arrow_ipc::reader::StreamReader;
-    use arrow_schema::{DataType, Field};
+    use arrow_schema::Field;
 
     use super::*;
     use crate::ipc::IpcDecoder;
@@ -146,5 +175,7 @@ mod tests {
         let b = RecordBatch::try_new(schema, vec![Arc::new(values)]).unwrap();
         let e = IpcEncoder::new(None).unwrap().batch(&b).unwrap_err();
         assert_eq!(e.kind(), CodecErrorKind::Ipc, "{e}");
+        assert_eq!(e.column(), Some("colour"));
+        assert!(e.message().contains("dictionary-encoded"), "{e}");
     }
 }

@@ -1,5 +1,6 @@
 //! REST v2 rows to Arrow: a push decoder for `jobs.query`, `jobs.getQueryResults` and
-//! `tabledata.list` bodies.
+//! `tabledata.list` bodies; and back ([`encode`]: Arrow into REST rows, as a server writes
+//! them).
 //!
 //! The decoder is fed the body in chunks as they arrive ([`ResponseDecoder::decode`]) and
 //! decodes each row of `"rows": [{"f": [{"v": ...}]}]` straight into Arrow buffers typed by
@@ -25,6 +26,7 @@
 //! ```
 
 mod columns;
+pub mod encode;
 mod scan;
 mod struct_rows;
 

@@ -12,7 +12,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::encode::EncodeOptions;
 use super::tables::{encode_options, page_fields, splice, start_row};
 use super::{AppState, QueryParams, etag, int_param, ok, parse_checked, raw_json};
 use crate::api::PageRequest;
@@ -21,6 +20,7 @@ use crate::api::jobs::{
 };
 use crate::jobs::{Job, JobState};
 use crate::sql::engine::QueryOutput;
+use bigq_codec::json::encode::EncodeOptions;
 
 fn job_reference(job: &Job) -> Value {
     json!({"projectId": job.project, "jobId": job.job_id, "location": job.location})

@@ -2,7 +2,6 @@
 
 mod check;
 mod datasets;
-pub mod encode;
 #[rustfmt::skip]
 mod fields;
 mod jobs;

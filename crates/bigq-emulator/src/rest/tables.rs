@@ -12,13 +12,13 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::scalar::ScalarValue;
 use serde_json::{Value, json};
 
-use super::encode::{self, EncodeOptions};
 use super::{AppState, QueryParams, etag, flag, int_param, ok, parse_checked, raw_json};
 use crate::api::PageRequest;
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
+use bigq_codec::json::encode::{self, EncodeOptions};
 
 pub use crate::api::jobs::PAGE_BYTES;
 

@@ -12,7 +12,6 @@
 //! `RANGE_OVERLAPS`, `RANGE_INTERSECT` and `GENERATE_RANGE_ARRAY`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Field, Fields, IntervalMonthDayNanoType, IntervalUnit, TimeUnit,
+    DataType, Date32Type, Field, IntervalMonthDayNanoType, IntervalUnit, TimeUnit,
     TimestampMicrosecondType,
 };
 use datafusion::common::{DataFusionError, Result as DfResult};
@@ -36,37 +35,8 @@ use datafusion::prelude::SessionContext;
 use super::types::UTC;
 use super::udf::{arrays, result};
 
-/// Metadata key on the two fields of a RANGE struct (values `start` and `end`).
-pub const RANGE_KEY: &str = "bigq-emulator:range";
-
-/// The Arrow type of a RANGE of `element`.
-pub fn range_type(element: DataType) -> DataType {
-    let bound = |name: &str| {
-        Field::new(name, element.clone(), true)
-            .with_metadata(HashMap::from([(RANGE_KEY.to_string(), name.to_string())]))
-    };
-    DataType::Struct(Fields::from(vec![bound("start"), bound("end")]))
-}
-
-/// The element type, when `t` is a RANGE.
-pub fn range_element(t: &DataType) -> Option<&DataType> {
-    let DataType::Struct(fields) = t else {
-        return None;
-    };
-    fn mark(f: &Field) -> Option<&str> {
-        f.metadata().get(RANGE_KEY).map(String::as_str)
-    }
-    match fields.as_ref() {
-        [s, e]
-            if mark(s) == Some("start")
-                && mark(e) == Some("end")
-                && s.data_type() == e.data_type() =>
-        {
-            Some(s.data_type())
-        }
-        _ => None,
-    }
-}
+/// RANGE columns are structs whose two bounds are marked (bigq-codec writes them as text).
+pub use bigq_codec::json::encode::{RANGE_KEY, range_element, range_type};
 
 /// The element types a RANGE may have, by their GoogleSQL names.
 fn element_of_name(name: &str) -> Option<DataType> {

@@ -25,8 +25,8 @@ use crate::api::jobs::{
 use crate::error::BqError;
 use crate::jobs::Job as CoreJob;
 use crate::rest::AppState;
-use crate::rest::encode::EncodeOptions;
 use crate::sql::engine::QueryOutput;
+use bigq_codec::json::encode::EncodeOptions;
 use bigq_codec::json::{GET_QUERY_RESULTS_ROWS_TAG, QUERY_RESPONSE_ROWS_TAG};
 
 /// The JSON query configuration of a `QueryRequest` (what REST's `jobs.query` body holds):

@@ -19,8 +19,8 @@ use crate::api::PageRequest;
 use crate::api::jobs::PAGE_BYTES;
 use crate::error::BqError;
 use crate::grpc::arrow::{conform_batch, encode_batch, ipc_encoder, wire_schema};
-use crate::rest::encode::{self, EncodeOptions};
 use crate::sql::engine::QueryOutput;
+use bigq_codec::json::encode::{self, EncodeOptions};
 
 /// The rows of one page and where the next starts.
 #[derive(Debug, Default)]
