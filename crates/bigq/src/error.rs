@@ -38,9 +38,23 @@ struct Inner {
     location: Option<String>,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     codec: Option<CodecError>,
-    row_errors: Vec<crate::write::RowError>,
+    row_errors: Vec<RowError>,
+    /// How long the server asked to wait before the request is sent again (gRPC's
+    /// `google.rpc.RetryInfo`, HTTP's `Retry-After`).
+    retry_delay: Option<Duration>,
     attempts: u32,
     elapsed: Option<Duration>,
+}
+
+/// A row BigQuery refused, from a Storage Write append's `row_errors`; see
+/// [`Error::row_errors`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    /// The row's index as the writer counts rows: 0 for the first row it was given, across
+    /// every append.
+    pub row: u64,
+    /// BigQuery's message.
+    pub message: String,
 }
 
 /// An error from bigq.
@@ -62,6 +76,7 @@ impl Error {
             source: None,
             codec: None,
             row_errors: Vec::new(),
+            retry_delay: None,
             attempts: 1,
             elapsed: None,
         }))
@@ -105,7 +120,7 @@ impl Error {
     }
 
     /// Attaches the rows BigQuery refused.
-    pub(crate) fn with_row_errors(mut self, rows: Vec<crate::write::RowError>) -> Self {
+    pub(crate) fn with_row_errors(mut self, rows: Vec<RowError>) -> Self {
         self.0.row_errors = rows;
         self
     }
@@ -120,6 +135,17 @@ impl Error {
         self.0.attempts = attempts;
         self.0.elapsed = Some(elapsed);
         self
+    }
+
+    /// The same error with the wait the server asked for before trying again.
+    pub(crate) fn with_retry_delay(mut self, delay: Option<Duration>) -> Self {
+        self.0.retry_delay = delay;
+        self
+    }
+
+    /// How long the server asked to wait before the request is sent again, if it said.
+    pub(crate) fn retry_delay(&self) -> Option<Duration> {
+        self.0.retry_delay
     }
 
     /// The kind of failure.
@@ -157,7 +183,7 @@ impl Error {
     /// The rows a Storage Write append was refused for (BigQuery's `row_errors`), each with
     /// the index of the row as the writer counts them (0 for the first row it was given) and
     /// BigQuery's message. Empty for other errors.
-    pub fn row_errors(&self) -> &[crate::write::RowError] {
+    pub fn row_errors(&self) -> &[RowError] {
         &self.0.row_errors
     }
 

@@ -3,7 +3,7 @@
 //! bigq runs queries over BigQuery's REST API and decodes results in one streaming pass
 //! straight into Apache Arrow, then into your own types with serde.
 //!
-//! ```no_run
+//! ```standalone_crate
 //! use bigq::Client;
 //!
 //! #[derive(serde::Deserialize, Debug)]
@@ -12,16 +12,24 @@
 //!     n: i64,
 //! }
 //!
-//! # async fn run() -> bigq::Result<()> {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> bigq::Result<()> {
+//! # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+//! # // SAFETY: this doctest runs in a process of its own, on one thread.
+//! # unsafe {
+//! #     std::env::set_var("GOOGLE_CLOUD_PROJECT", emulator.project());
+//! #     std::env::set_var("BIGQUERY_EMULATOR_HOST", emulator.rest_endpoint());
+//! # }
 //! // GOOGLE_CLOUD_PROJECT, Application Default Credentials, or BIGQUERY_EMULATOR_HOST.
 //! let client = Client::from_env().await?;
 //! let results = client
-//!     .query("SELECT word, COUNT(*) AS n FROM UNNEST(SPLIT(@text, ' ')) AS word GROUP BY word")
-//!     .param("text", "a b a")
+//!     .query("SELECT word, COUNT(*) AS n FROM UNNEST(@words) AS word GROUP BY word ORDER BY word")
+//!     .param("words", vec!["a", "b", "a"])
 //!     .run()
 //!     .await?;
 //! println!("bytes processed: {:?}", results.stats().total_bytes_processed);
 //! let rows: Vec<Row> = results.fetch_all().await?;
+//! assert_eq!((rows[0].word.as_str(), rows[0].n), ("a", 2));
 //! # Ok(()) }
 //! ```
 //!
@@ -44,8 +52,9 @@
 //! - `.run()` returns [`query::QueryResults`]: statistics first, rows after.
 //!
 //! Queries run in short query mode by default (BigQuery may answer without creating a job);
-//! `.job_creation_required()` always creates one. Results larger than one response are
-//! paged, the next page fetched while the current one is decoded.
+//! `.job_creation_required(true)` always creates one (toggles on every builder take a
+//! `bool`). Results larger than one response are paged, the next page fetched while the
+//! current one is decoded.
 //!
 //! **Transports.** Queries, jobs, datasets and tables go over REST v2 by default; with
 //! [`ClientBuilder::with_transport`]`(`[`Transport::Grpc`]`)` they go over the v2 gRPC
@@ -55,15 +64,20 @@
 //! `.use_storage_read(false)`. `tabledata.list` and `tabledata.insertAll` have no gRPC form
 //! and stay on REST.
 //!
-//! ```no_run
-//! # async fn run() -> bigq::Result<()> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> bigq::Result<()> {
+//! # let emulator = bigq_emulator::Emulator::builder().with_project("my-project").start().await.unwrap();
 //! use bigq::{Client, Transport};
 //! let client = Client::builder()
 //!     .with_project("my-project")
+//! #   .with_emulator(emulator.rest_endpoint())
+//! #   .with_emulator_grpc(emulator.grpc_endpoint())
 //!     .with_transport(Transport::Grpc)
 //!     .build()
 //!     .await?;
 //! let n: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+//! assert_eq!(n, [(1,)]);
 //! # Ok(()) }
 //! ```
 //!
@@ -75,9 +89,12 @@
 //! of range is an error that names the column and the row.
 //!
 //! **Tables.** [`Client::create_dataset`], [`Client::create_table`], [`Client::get_table`],
-//! [`Client::list_tables`], [`Client::delete_table`], [`Client::delete_dataset`];
-//! [`Client::read_table_data`] pages through `tabledata.list` with the same decoder as
-//! queries, and [`Client::insert_rows`] streams serde rows in with `tabledata.insertAll`.
+//! [`Client::list_tables`], [`Client::delete_table`], [`Client::delete_dataset`]. Tables and
+//! datasets are named by a [`TableId`] / [`DatasetId`] or by text (`dataset.table`,
+//! `project.dataset.table`); listings are [`admin::ListStream`]s, pages fetched as they are
+//! read. [`Client::read_table_data`] pages through `tabledata.list` with the same decoder
+//! as queries, and [`Client::insert_rows`] streams serde rows in with
+//! `tabledata.insertAll`.
 //!
 //! **Storage Read.** [`Client::read`] reads a table through the BigQuery Storage Read API
 //! over gRPC, every read stream on its own task: `.selected_fields([..])`,
@@ -91,24 +108,30 @@
 //!
 //! **Errors.** One [`Error`]: [`Error::is_not_found`], [`Error::is_already_exists`],
 //! [`Error::is_invalid_query`], [`Error::is_retryable`], [`Error::reason`] (BigQuery's),
-//! [`Error::codec_error`] (column, row, value). Requests are retried by the client's
-//! [`RetryPolicy`]; a query that fails with a retryable job error is run again by
-//! [`query::QueryBuilder::job_retry`].
+//! [`Error::codec_error`] (column, row, value). Requests, result pages and stream
+//! reconnects are retried by the client's [`RetryPolicy`] (waiting what the server asks
+//! for, when it says); a query that fails with a retryable job error is run again by
+//! [`query::QueryBuilder::job_retry`], under a policy of its own.
 #![warn(missing_docs)]
 
 pub mod admin;
 mod auth;
 mod client;
 mod error;
+mod ids;
+mod paging;
 pub mod query;
 pub mod read;
 mod retry;
+mod transport;
 pub mod write;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};
-pub use client::{Client, ClientBuilder, Transport};
-pub use error::{CodecError, Error, ErrorKind, Result};
+pub use client::{Client, ClientBuilder};
+pub use error::{CodecError, Error, ErrorKind, Result, RowError};
+pub use ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use retry::RetryPolicy;
+pub use transport::Transport;
 
 /// BigQuery schemas.
 pub mod schema {

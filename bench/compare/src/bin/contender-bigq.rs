@@ -105,11 +105,11 @@ async fn run(
         "REST jobs.query"
     };
     let query = |sql: String| {
-        let q = client
+        client
             .query(sql)
             .use_query_cache(false)
-            .use_storage_read(!pages);
-        if job { q.job_creation_required() } else { q }
+            .use_storage_read(!pages)
+            .job_creation_required(job)
     };
     let ds = dataset()?;
     // The scan-table scenarios go through Storage Read or Write, which are gRPC.

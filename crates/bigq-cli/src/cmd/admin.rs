@@ -11,7 +11,7 @@ use crate::error::{Failure, Result};
 /// `bigq datasets`: one dataset id a line.
 pub async fn datasets(global: &Global) -> Result<()> {
     let client = connect::client(global, Transport::Rest).await?;
-    let mut datasets = client.list_datasets(None, false).await?;
+    let mut datasets = client.list_datasets(None, false).try_collect().await?;
     datasets.sort_by(|a, b| a.dataset_id().cmp(b.dataset_id()));
     for d in datasets {
         println!("{}", d.dataset_id());
@@ -22,7 +22,7 @@ pub async fn datasets(global: &Global) -> Result<()> {
 /// `bigq tables DATASET`: one table id a line, with its type.
 pub async fn tables(global: &Global, dataset: &str) -> Result<()> {
     let client = connect::client(global, Transport::Rest).await?;
-    let mut tables = client.list_tables(dataset).await?;
+    let mut tables = client.list_tables(dataset).try_collect().await?;
     tables.sort_by(|a, b| a.table_id().cmp(b.table_id()));
     for t in tables {
         println!(

@@ -31,9 +31,7 @@ pub async fn run(global: &Global, args: QueryArgs) -> Result<()> {
     if let Some(ds) = &args.dataset {
         q = q.default_dataset(ds);
     }
-    if args.job {
-        q = q.job_creation_required();
-    }
+    q = q.job_creation_required(args.job);
     if args.no_storage_read {
         q = q.use_storage_read(false);
     }

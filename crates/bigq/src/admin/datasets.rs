@@ -2,16 +2,16 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse_dataset;
-use crate::client::rest::{Idempotent, Request};
-use crate::client::{Client, Transport};
+use crate::client::Client;
 use crate::error::Result;
+use crate::ids::{IntoDatasetId, dataset_id};
+use crate::paging::{ListStream, Pages};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct DatasetReference {
-    pub(super) project_id: String,
-    pub(super) dataset_id: String,
+pub(crate) struct DatasetReference {
+    pub(crate) project_id: String,
+    pub(crate) dataset_id: String,
 }
 
 /// A dataset (the REST `Dataset` resource, the fields bigq knows).
@@ -19,7 +19,7 @@ pub(super) struct DatasetReference {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Dataset {
-    pub(super) dataset_reference: DatasetReference,
+    pub(crate) dataset_reference: DatasetReference,
     /// The location (`US`, `EU`, a region).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
@@ -106,7 +106,7 @@ impl Dataset {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct DatasetListItem {
-    pub(super) dataset_reference: DatasetReference,
+    pub(crate) dataset_reference: DatasetReference,
     /// The location.
     #[serde(default)]
     pub location: Option<String>,
@@ -130,18 +130,30 @@ impl DatasetListItem {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DatasetList {
-    #[serde(default)]
-    datasets: Vec<DatasetListItem>,
-    #[serde(default)]
-    next_page_token: Option<String>,
-}
-
 impl Client {
     /// Creates a dataset. Fails with [`is_already_exists`](crate::Error::is_already_exists)
-    /// when it exists.
+    /// when it exists. A dataset without a project or location gets the client's.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::admin::Dataset;
+    /// let created = client
+    ///     .create_dataset(Dataset::new("sales").with_description("orders and refunds"))
+    ///     .await?;
+    /// assert_eq!(created.dataset_id(), "sales");
+    /// assert_eq!(created.project(), client.project());
+    /// let again = client.create_dataset(Dataset::new("sales")).await.unwrap_err();
+    /// assert!(again.is_already_exists());
+    /// # Ok(()) }
+    /// ```
     pub async fn create_dataset(&self, mut dataset: Dataset) -> Result<Dataset> {
         if dataset.dataset_reference.project_id.is_empty() {
             dataset.dataset_reference.project_id = self.inner.project.clone();
@@ -149,89 +161,103 @@ impl Client {
         if dataset.location.is_none() {
             dataset.location = self.inner.location.clone();
         }
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_create_dataset(dataset)).await;
-        }
-        let project = dataset.dataset_reference.project_id.clone();
-        let path = ["projects", project.as_str(), "datasets"];
-        // Creating the same dataset twice fails with `duplicate`, so a retry is harmless.
-        self.call(Request::post(&path, &dataset, Idempotent::Yes)?)
-            .await
+        self.inner.api.create_dataset(dataset).await
     }
 
-    /// Gets a dataset by `dataset` or `project.dataset`.
-    pub async fn get_dataset(&self, id: &str) -> Result<Dataset> {
-        let id = parse_dataset(&self.inner.project, id)?;
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_get_dataset(&id)).await;
-        }
-        self.call(Request::get(&[
-            "projects",
-            &id.project,
-            "datasets",
-            &id.dataset,
-        ]))
-        .await
-    }
-
-    /// Lists the datasets of `project` (the client's when `None`), every page; with `all`,
-    /// hidden datasets (whose id starts with `_`) too.
+    /// Gets a dataset: a [`DatasetId`](crate::DatasetId), `dataset` (in the client's
+    /// project) or `project.dataset`.
     ///
-    /// ```no_run
-    /// # async fn run(client: bigq::Client) -> bigq::Result<()> {
-    /// for d in client.list_datasets(None, false).await? {
-    ///     println!("{} ({})", d.dataset_id(), d.location.as_deref().unwrap_or("?"));
-    /// }
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::DatasetId;
+    /// # client.create_dataset(bigq::admin::Dataset::new("sales").with_label("team", "a")).await?;
+    /// let by_name = client.get_dataset("sales").await?;
+    /// let by_id = client.get_dataset(DatasetId::new(client.project(), "sales")).await?;
+    /// assert_eq!(by_name.labels["team"], "a");
+    /// assert_eq!(by_id.dataset_id(), by_name.dataset_id());
+    /// assert!(client.get_dataset("missing").await.unwrap_err().is_not_found());
     /// # Ok(()) }
     /// ```
-    pub async fn list_datasets(
-        &self,
-        project: Option<&str>,
-        all: bool,
-    ) -> Result<Vec<DatasetListItem>> {
-        let project = project.unwrap_or(&self.inner.project);
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let (items, next) = if self.inner.transport == Transport::Grpc {
-                Box::pin(self.grpc_list_datasets(project, all, token.as_deref())).await?
-            } else {
-                let path = ["projects", project, "datasets"];
-                let mut req = Request::get(&path);
-                if all {
-                    req = req.query("all", true);
-                }
-                if let Some(t) = &token {
-                    req = req.query("pageToken", t);
-                }
-                let page: DatasetList = self.call(req).await?;
-                (
-                    page.datasets,
-                    page.next_page_token.filter(|t| !t.is_empty()),
-                )
-            };
-            out.extend(items);
-            match next {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+    pub async fn get_dataset(&self, id: impl IntoDatasetId) -> Result<Dataset> {
+        let id = dataset_id(&self.inner.project, id)?;
+        self.inner.api.get_dataset(&id).await
+    }
+
+    /// Lists the datasets of `project` (the client's when `None`); with `all`, hidden
+    /// datasets (whose id starts with `_`) too. Pages are fetched as the stream is read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use futures::TryStreamExt;
+    /// # for name in ["a", "b", "c"] {
+    /// #     client.create_dataset(bigq::admin::Dataset::new(name)).await?;
+    /// # }
+    /// // A stream: read it item by item ...
+    /// let mut datasets = client.list_datasets(None, false);
+    /// let mut names = Vec::new();
+    /// while let Some(d) = datasets.try_next().await? {
+    ///     names.push(d.dataset_id().to_string());
+    /// }
+    /// names.sort();
+    /// assert_eq!(names, ["a", "b", "c"]);
+    /// // ... or collect it.
+    /// let all = client.list_datasets(None, false).try_collect().await?;
+    /// assert_eq!(all.len(), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn list_datasets(&self, project: Option<&str>, all: bool) -> ListStream<DatasetListItem> {
+        let api = self.inner.api.clone();
+        let project = project.unwrap_or(&self.inner.project).to_string();
+        ListStream::new(Pages::lazy(None, move |token| {
+            let (api, project) = (api.clone(), project.clone());
+            async move { api.list_datasets(&project, all, token).await }
+        }))
     }
 
     /// Deletes a dataset; with `delete_contents` its tables too (otherwise a non-empty
     /// dataset is an error).
-    pub async fn delete_dataset(&self, id: &str, delete_contents: bool) -> Result<()> {
-        let id = parse_dataset(&self.inner.project, id)?;
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_delete_dataset(&id, delete_contents)).await;
-        }
-        let path = [
-            "projects",
-            id.project.as_str(),
-            "datasets",
-            id.dataset.as_str(),
-        ];
-        let req = Request::delete(&path).query("deleteContents", delete_contents);
-        self.call_empty(req).await
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// client.delete_dataset("ds", true).await?;
+    /// assert!(client.get_dataset("ds").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_dataset(
+        &self,
+        id: impl IntoDatasetId,
+        delete_contents: bool,
+    ) -> Result<()> {
+        let id = dataset_id(&self.inner.project, id)?;
+        self.inner.api.delete_dataset(&id, delete_contents).await
     }
 }

@@ -1,15 +1,11 @@
-//! `jobs.get` and `jobs.cancel`.
+//! Jobs: the resource, `jobs.get` and `jobs.cancel`.
 
 use serde::Deserialize;
 
-use super::TableId;
-use gcloud_sdk::google::cloud::bigquery::v2 as pb;
-
-use crate::client::grpc::non_empty;
-use crate::client::rest::{Idempotent, Request};
-use crate::client::{Client, Transport};
+use crate::client::Client;
 use crate::error::Result;
-use crate::query::JobReference;
+use crate::ids::TableId;
+use crate::query::response::JobReference;
 
 /// A job (the REST `Job` resource, the fields bigq knows).
 #[derive(Debug, Clone, Deserialize)]
@@ -19,20 +15,20 @@ pub struct Job {
     /// The job's id.
     pub job_reference: JobReference,
     #[serde(default)]
-    status: JobStatus,
+    pub(crate) status: JobStatus,
     #[serde(default)]
-    configuration: JobConfiguration,
+    pub(crate) configuration: JobConfiguration,
     #[serde(default)]
-    statistics: JobStatistics,
+    pub(crate) statistics: JobStatistics,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct JobStatus {
+pub(crate) struct JobStatus {
     #[serde(default)]
-    state: Option<String>,
+    pub(crate) state: Option<String>,
     #[serde(default)]
-    error_result: Option<JobError>,
+    pub(crate) error_result: Option<JobError>,
 }
 
 /// Why a job failed (BigQuery's `ErrorProto`).
@@ -49,79 +45,41 @@ pub struct JobError {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct JobConfiguration {
+pub(crate) struct JobConfiguration {
     #[serde(default)]
-    query: Option<QueryConfiguration>,
+    pub(crate) query: Option<QueryConfiguration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct QueryConfiguration {
+pub(crate) struct QueryConfiguration {
     #[serde(default)]
-    destination_table: Option<TableReference>,
+    pub(crate) destination_table: Option<TableReference>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct TableReference {
-    project_id: String,
-    dataset_id: String,
-    table_id: String,
+pub(crate) struct TableReference {
+    pub(crate) project_id: String,
+    pub(crate) dataset_id: String,
+    pub(crate) table_id: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct JobStatistics {
+pub(crate) struct JobStatistics {
     #[serde(default)]
-    query: Option<QueryStatistics>,
+    pub(crate) query: Option<QueryStatistics>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct QueryStatistics {
+pub(crate) struct QueryStatistics {
     #[serde(default)]
-    statement_type: Option<String>,
+    pub(crate) statement_type: Option<String>,
 }
 
 impl Job {
-    /// A job as the v2 gRPC services describe it (the same fields as the REST resource).
-    pub(crate) fn from_proto(job: pb::Job) -> Job {
-        let status = job.status.unwrap_or_default();
-        let query = job.configuration.and_then(|c| c.query);
-        let stats = job.statistics.and_then(|s| s.query);
-        Job {
-            job_reference: job
-                .job_reference
-                .map(crate::query::grpc_job_reference)
-                .unwrap_or_else(|| JobReference {
-                    project_id: String::new(),
-                    job_id: String::new(),
-                    location: None,
-                }),
-            status: JobStatus {
-                state: non_empty(status.state),
-                error_result: status.error_result.map(|e| JobError {
-                    reason: non_empty(e.reason),
-                    message: non_empty(e.message),
-                }),
-            },
-            configuration: JobConfiguration {
-                query: query.map(|q| QueryConfiguration {
-                    destination_table: q.destination_table.map(|t| TableReference {
-                        project_id: t.project_id,
-                        dataset_id: t.dataset_id,
-                        table_id: t.table_id,
-                    }),
-                }),
-            },
-            statistics: JobStatistics {
-                query: stats.map(|q| QueryStatistics {
-                    statement_type: non_empty(q.statement_type),
-                }),
-            },
-        }
-    }
-
     /// `PENDING`, `RUNNING` or `DONE`.
     pub fn state(&self) -> Option<&str> {
         self.status.state.as_deref()
@@ -159,48 +117,50 @@ impl Job {
     }
 }
 
-#[derive(Deserialize)]
-struct CancelResponse {
-    job: Job,
-}
-
 impl Client {
     /// Gets a job: its state, errors and, for a query, its destination table.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 1").job_creation_required(true).run().await?;
+    /// let job = client.get_job(results.job_reference().unwrap()).await?;
+    /// assert!(job.is_done() && job.error().is_none());
+    /// assert_eq!(job.statement_type(), Some("SELECT"));
+    /// # Ok(()) }
+    /// ```
     pub async fn get_job(&self, job: &JobReference) -> Result<Job> {
-        if self.inner.transport == Transport::Grpc {
-            return Ok(Job::from_proto(Box::pin(self.grpc_get_job(job)).await?));
-        }
-        let path = [
-            "projects",
-            job.project_id.as_str(),
-            "jobs",
-            job.job_id.as_str(),
-        ];
-        let mut req = Request::get(&path);
-        if let Some(l) = &job.location {
-            req = req.query("location", l);
-        }
-        self.call(req).await
+        self.inner.api.get_job(job).await
     }
 
     /// Asks BigQuery to cancel a job; returns the job as it is now (cancellation is
     /// asynchronous: poll [`get_job`](Self::get_job) until it is done).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 1").job_creation_required(true).run().await?;
+    /// let job = client.cancel_job(results.job_reference().unwrap()).await?;
+    /// // Cancelling a finished job leaves it as it was.
+    /// assert!(job.is_done());
+    /// # Ok(()) }
+    /// ```
     pub async fn cancel_job(&self, job: &JobReference) -> Result<Job> {
-        if self.inner.transport == Transport::Grpc {
-            return Ok(Job::from_proto(Box::pin(self.grpc_cancel_job(job)).await?));
-        }
-        let path = [
-            "projects",
-            job.project_id.as_str(),
-            "jobs",
-            job.job_id.as_str(),
-            "cancel",
-        ];
-        let mut req = Request::post(&path, &serde_json::json!({}), Idempotent::Yes)?;
-        if let Some(l) = &job.location {
-            req = req.query("location", l);
-        }
-        Ok(self.call::<CancelResponse>(req).await?.job)
+        self.inner.api.cancel_job(job).await
     }
 }
 

@@ -2,19 +2,42 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{TableId, parse_table};
 use crate::client::Client;
 use crate::client::rest::{Idempotent, Request};
 use crate::error::{Error, ErrorKind, Result};
-use crate::query::{BatchStream, PageSource, RowStream};
+use crate::ids::{IntoTableId, TableId, table_id};
+use crate::query::pages::{BatchStream, PageSource, rest_pages};
+use crate::query::rows::RowStream;
 
 impl Client {
     /// Reads a table's rows through `tabledata.list`, decoded by the same streaming decoder
-    /// as query results.
-    pub fn read_table_data(&self, table: &str) -> TableDataBuilder {
+    /// as query results. `tabledata.list` has no gRPC form: this is REST whatever the
+    /// client's transport.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let mut rows: Vec<(i64, String)> = client.read_table_data("ds.people").fetch_all().await?;
+    /// rows.sort();
+    /// assert_eq!(rows[1], (2, "Grace".to_string()));
+    /// # Ok(()) }
+    /// ```
+    pub fn read_table_data(&self, table: impl IntoTableId) -> TableDataBuilder {
         TableDataBuilder {
             client: self.clone(),
-            table: parse_table(&self.inner.project, table),
+            table: table_id(&self.inner.project, table),
             page_size: None,
             selected_fields: None,
             start_index: None,
@@ -23,9 +46,42 @@ impl Client {
 
     /// Streams rows into a table with `tabledata.insertAll`. Each row is serialized to JSON
     /// with serde; every row gets an insert id so a retried request does not duplicate rows.
-    /// Rows BigQuery rejects are reported by index in the error.
-    pub async fn insert_rows<T: Serialize>(&self, table: &str, rows: &[T]) -> Result<()> {
-        let id = parse_table(&self.inner.project, table)?;
+    /// Rows BigQuery rejects are reported by index in the error. `tabledata.insertAll` has
+    /// no gRPC form: this is REST whatever the client's transport.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// #[derive(serde::Serialize)]
+    /// struct Person {
+    ///     id: i64,
+    ///     name: &'static str,
+    /// }
+    /// client
+    ///     .insert_rows("ds.people", &[Person { id: 4, name: "Barbara" }])
+    ///     .await?;
+    /// let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// assert_eq!(n, [(4,)]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn insert_rows<T: Serialize>(
+        &self,
+        table: impl IntoTableId,
+        rows: &[T],
+    ) -> Result<()> {
+        let id = table_id(&self.inner.project, table)?;
         let batch = uuid::Uuid::new_v4();
         let rows = rows
             .iter()
@@ -51,6 +107,8 @@ impl Client {
             "insertAll",
         ];
         let resp: Value = self
+            .inner
+            .rest
             .call(Request::post(&path, &body, Idempotent::Yes)?)
             .await?;
         let errors: Vec<InsertError> = resp
@@ -154,27 +212,112 @@ pub struct TableDataBuilder {
 
 impl TableDataBuilder {
     /// Rows per page.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let rows: Vec<(i64, String)> = client.read_table_data("ds.people").page_size(1).fetch_all().await?;
+    /// assert_eq!(rows.len(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn page_size(mut self, rows: u32) -> Self {
         self.page_size = Some(rows);
         self
     }
 
     /// Only these columns (top-level names).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let mut names: Vec<(String,)> = client
+    ///     .read_table_data("ds.people")
+    ///     .selected_fields(["name"])
+    ///     .fetch_all()
+    ///     .await?;
+    /// names.sort();
+    /// assert_eq!(names[0].0, "Ada");
+    /// # Ok(()) }
+    /// ```
     pub fn selected_fields<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Self {
         self.selected_fields = Some(fields.into_iter().map(Into::into).collect());
         self
     }
 
     /// Starts at this row.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let rest: Vec<(i64, String)> = client.read_table_data("ds.people").start_index(1).fetch_all().await?;
+    /// assert_eq!(rest.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn start_index(mut self, row: u64) -> Self {
         self.start_index = Some(row);
         self
     }
 
     /// Streams the rows as Arrow batches.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let batches = client.read_table_data("ds.people").batches().await?.try_collect().await?;
+    /// assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn batches(self) -> Result<BatchStream> {
         let id = self.table?;
-        let table = self.client.get_table(&id.to_string()).await?;
+        let table = self.client.get_table(&id).await?;
         let mut schema = table.schema.unwrap_or_default();
         if let Some(sel) = &self.selected_fields {
             // tabledata.list returns the selected columns in the table's order.
@@ -191,22 +334,73 @@ impl TableDataBuilder {
         }
         let arrow = schema.to_arrow()?;
         let source = PageSource::Table {
-            project: id.project,
-            dataset: id.dataset,
-            table: id.table,
+            table: id,
             page_size: self.page_size,
             selected_fields: self.selected_fields.map(|s| s.join(",")),
             start_index: self.start_index,
         };
-        Ok(BatchStream::all_pages(self.client, source, schema, arrow))
+        let pages = rest_pages(self.client.inner.rest.clone(), source, schema, None, 0);
+        Ok(BatchStream::new(arrow, Vec::new(), Some(pages)))
     }
 
     /// Streams the rows decoded into `T`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// use futures::TryStreamExt;
+    /// let mut rows = client.read_table_data("ds.people").rows::<(i64, String)>().await?;
+    /// let mut ids = Vec::new();
+    /// while let Some((id, _)) = rows.try_next().await? {
+    ///     ids.push(id);
+    /// }
+    /// ids.sort();
+    /// assert_eq!(ids, [1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub async fn rows<T: DeserializeOwned>(self) -> Result<RowStream<T>> {
         Ok(RowStream::new(self.batches().await?))
     }
 
     /// Collects every row into `T`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// #[derive(serde::Deserialize)]
+    /// struct Person {
+    ///     id: i64,
+    ///     name: Option<String>,
+    /// }
+    /// let people: Vec<Person> = client.read_table_data("ds.people").fetch_all().await?;
+    /// assert_eq!(people.iter().map(|p| p.id).sum::<i64>(), 6);
+    /// assert!(people.iter().all(|p| p.name.is_some()));
+    /// # Ok(()) }
+    /// ```
     pub async fn fetch_all<T: DeserializeOwned>(self) -> Result<Vec<T>> {
         self.rows().await?.try_collect().await
     }

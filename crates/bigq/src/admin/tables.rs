@@ -3,17 +3,17 @@ use std::collections::BTreeMap;
 use bigq_codec::schema::TableSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{parse_dataset, parse_table};
-use crate::client::rest::{Idempotent, Request};
-use crate::client::{Client, Transport};
-use crate::error::Result;
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::ids::{IntoDatasetId, IntoTableId, dataset_id, table_id};
+use crate::paging::{ListStream, Pages};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct TableReference {
-    pub(super) project_id: String,
-    pub(super) dataset_id: String,
-    pub(super) table_id: String,
+pub(crate) struct TableReference {
+    pub(crate) project_id: String,
+    pub(crate) dataset_id: String,
+    pub(crate) table_id: String,
 }
 
 /// A table (the REST `Table` resource, the fields bigq knows).
@@ -21,7 +21,7 @@ pub(super) struct TableReference {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Table {
-    pub(super) table_reference: TableReference,
+    pub(crate) table_reference: TableReference,
     /// The schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<TableSchema>,
@@ -114,7 +114,7 @@ impl Table {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TableListItem {
-    pub(super) table_reference: TableReference,
+    pub(crate) table_reference: TableReference,
     /// `TABLE`, `VIEW`, ...
     #[serde(default, rename = "type")]
     pub table_type: Option<String>,
@@ -127,107 +127,134 @@ impl TableListItem {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TableList {
-    #[serde(default)]
-    tables: Vec<TableListItem>,
-    #[serde(default)]
-    next_page_token: Option<String>,
-}
-
 impl Client {
-    /// Creates a table with a schema.
+    /// Creates a table with a schema. A table without a project is created in the
+    /// client's.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// use bigq::admin::Table;
+    /// use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// let schema = TableSchema::new(vec![
+    ///     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    ///     TableFieldSchema::new("name", FieldType::String),
+    /// ]);
+    /// let table = client.create_table(Table::new("ds.people", schema)).await?;
+    /// assert_eq!((table.dataset_id(), table.table_id()), ("ds", "people"));
+    /// assert_eq!(table.schema.unwrap().fields.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub async fn create_table(&self, mut table: Table) -> Result<Table> {
         if table.table_reference.project_id.is_empty() {
             table.table_reference.project_id = self.inner.project.clone();
         }
         if table.table_reference.dataset_id.is_empty() {
-            return Err(crate::Error::config(
+            return Err(Error::config(
                 "a table to create needs a dataset: use dataset.table",
             ));
         }
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_create_table(table)).await;
-        }
-        let r = table.table_reference.clone();
-        let path = [
-            "projects",
-            r.project_id.as_str(),
-            "datasets",
-            r.dataset_id.as_str(),
-            "tables",
-        ];
-        self.call(Request::post(&path, &table, Idempotent::Yes)?)
-            .await
+        self.inner.api.create_table(table).await
     }
 
-    /// Gets a table (its schema, row count, ...).
-    pub async fn get_table(&self, id: &str) -> Result<Table> {
-        let id = parse_table(&self.inner.project, id)?;
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_get_table(&id)).await;
-        }
-        self.call(Request::get(&[
-            "projects",
-            &id.project,
-            "datasets",
-            &id.dataset,
-            "tables",
-            &id.table,
-        ]))
-        .await
+    /// Gets a table (its schema, row count, ...): a [`TableId`](crate::TableId),
+    /// `dataset.table` (in the client's project) or `project.dataset.table`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// use bigq::TableId;
+    /// let table = client.get_table("ds.people").await?;
+    /// assert_eq!(table.num_rows, Some(3));
+    /// let same = client.get_table(TableId::new(client.project(), "ds", "people")).await?;
+    /// assert_eq!(same.schema, table.schema);
+    /// assert!(client.get_table("ds.missing").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_table(&self, id: impl IntoTableId) -> Result<Table> {
+        let id = table_id(&self.inner.project, id)?;
+        self.inner.api.get_table(&id).await
     }
 
     /// Deletes a table.
-    pub async fn delete_table(&self, id: &str) -> Result<()> {
-        let id = parse_table(&self.inner.project, id)?;
-        if self.inner.transport == Transport::Grpc {
-            return Box::pin(self.grpc_delete_table(&id)).await;
-        }
-        self.call_empty(Request::delete(&[
-            "projects",
-            &id.project,
-            "datasets",
-            &id.dataset,
-            "tables",
-            &id.table,
-        ]))
-        .await
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// client.delete_table("ds.people").await?;
+    /// assert!(client.get_table("ds.people").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_table(&self, id: impl IntoTableId) -> Result<()> {
+        let id = table_id(&self.inner.project, id)?;
+        self.inner.api.delete_table(&id).await
     }
 
-    /// Lists the tables of a dataset, every page.
-    pub async fn list_tables(&self, dataset: &str) -> Result<Vec<TableListItem>> {
-        let id = parse_dataset(&self.inner.project, dataset)?;
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            if self.inner.transport == Transport::Grpc {
-                let (tables, next) = Box::pin(self.grpc_list_tables(&id, token.as_deref())).await?;
-                out.extend(tables);
-                match next {
-                    Some(t) => token = Some(t),
-                    None => return Ok(out),
-                }
-                continue;
-            }
-            let path = [
-                "projects",
-                id.project.as_str(),
-                "datasets",
-                id.dataset.as_str(),
-                "tables",
-            ];
-            let mut req = Request::get(&path);
-            if let Some(t) = &token {
-                req = req.query("pageToken", t);
-            }
-            let page: TableList = self.call(req).await?;
-            out.extend(page.tables);
-            match page.next_page_token {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => return Ok(out),
-            }
-        }
+    /// Lists the tables of a dataset (a [`DatasetId`](crate::DatasetId), `dataset` or
+    /// `project.dataset`). Pages are fetched as the stream is read; a dataset id that does
+    /// not parse is the stream's one item.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let tables = client.list_tables("ds").try_collect().await?;
+    /// let names: Vec<&str> = tables.iter().map(|t| t.table_id()).collect();
+    /// assert_eq!(names, ["people"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn list_tables(&self, dataset: impl IntoDatasetId) -> ListStream<TableListItem> {
+        let id = match dataset_id(&self.inner.project, dataset) {
+            Ok(id) => id,
+            Err(e) => return ListStream::failed(e),
+        };
+        let api = self.inner.api.clone();
+        ListStream::new(Pages::lazy(None, move |token| {
+            let (api, id) = (api.clone(), id.clone());
+            async move { api.list_tables(&id, token).await }
+        }))
     }
 }

@@ -1,11 +1,64 @@
+//! [`ClientBuilder`]: the client's settings, and the connections and transport it is built
+//! with.
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::grpc::GrpcChannel;
-use super::{Client, Inner, Transport};
+use super::grpc::{Grpc, GrpcChannel};
+use super::handle::{Client, Inner};
+use super::rest::Rest;
 use crate::auth::Credentials;
 use crate::error::{Error, Result, SourceText};
 use crate::retry::RetryPolicy;
+use crate::transport::{GrpcApi, RestApi, Transport, V2Api};
+
+impl Client {
+    /// A builder for a client.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A client configured from the environment: `GOOGLE_CLOUD_PROJECT` (or
+    /// `GCLOUD_PROJECT`) for the project, `BIGQUERY_EMULATOR_HOST` for a REST emulator and
+    /// `BIGQUERY_STORAGE_EMULATOR_HOST` for a Storage API (gRPC) emulator (both with
+    /// anonymous credentials), and Application Default Credentials otherwise.
+    ///
+    /// ```standalone_crate
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # // SAFETY: this doctest runs in a process of its own, on one thread.
+    /// # unsafe {
+    /// #     std::env::set_var("GOOGLE_CLOUD_PROJECT", emulator.project());
+    /// #     std::env::set_var("BIGQUERY_EMULATOR_HOST", emulator.rest_endpoint());
+    /// #     std::env::set_var("BIGQUERY_STORAGE_EMULATOR_HOST", emulator.grpc_endpoint());
+    /// # }
+    /// // With GOOGLE_CLOUD_PROJECT, BIGQUERY_EMULATOR_HOST and BIGQUERY_STORAGE_EMULATOR_HOST set:
+    /// let client = bigq::Client::from_env().await?;
+    /// assert_eq!(client.project(), emulator.project());
+    /// assert_eq!(client.storage_endpoint(), emulator.grpc_endpoint());
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn from_env() -> Result<Client> {
+        ClientBuilder::default().from_env().build().await
+    }
+}
 
 /// The default REST root.
 pub const DEFAULT_ENDPOINT: &str = "https://bigquery.googleapis.com";
@@ -19,18 +72,23 @@ pub const DEFAULT_GRPC_ENDPOINT: &str = DEFAULT_ENDPOINT;
 /// The environment variable naming a Storage API (gRPC) emulator, `host:port` or a URL.
 pub const STORAGE_EMULATOR_HOST_ENV: &str = "BIGQUERY_STORAGE_EMULATOR_HOST";
 
-/// Builds a [`Client`].
+/// Builds a [`Client`]. Setters take the form `with_*`; nothing connects until
+/// [`build`](Self::build).
 ///
-/// ```no_run
-/// # async fn run() -> bigq::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> bigq::Result<()> {
+/// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
 /// use bigq::{Client, Credentials};
 /// let client = Client::builder()
 ///     .with_project("my-project")
 ///     .with_location("EU")
-///     .with_endpoint("http://127.0.0.1:9050")
+///     .with_endpoint(emulator.rest_endpoint())
 ///     .with_credentials(Credentials::anonymous())
 ///     .build()
 ///     .await?;
+/// assert_eq!(client.project(), "my-project");
+/// assert_eq!(client.location(), Some("EU"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Default)]
@@ -50,12 +108,45 @@ pub struct ClientBuilder {
 
 impl ClientBuilder {
     /// Sets the project jobs run in and that unqualified names belong to.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::builder().with_project("analytics").start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project("analytics")
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.project(), "analytics");
+    /// // Unqualified names are in that project.
+    /// client.create_dataset(bigq::admin::Dataset::new("sales")).await?;
+    /// assert_eq!(client.get_dataset("analytics.sales").await?.project(), "analytics");
+    /// # Ok(()) }
+    /// ```
     pub fn with_project(mut self, project: impl Into<String>) -> Self {
         self.project = Some(project.into());
         self
     }
 
     /// Sets the default location for jobs (`US`, `EU`, `europe-north2`, ...).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_location("EU")
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.location(), Some("EU"));
+    /// // New datasets are created there unless they say otherwise.
+    /// let ds = client.create_dataset(bigq::admin::Dataset::new("eu_data")).await?;
+    /// assert_eq!(ds.location.as_deref(), Some("EU"));
+    /// # Ok(()) }
+    /// ```
     pub fn with_location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into());
         self
@@ -63,6 +154,22 @@ impl ClientBuilder {
 
     /// Sets the REST root, for example `http://127.0.0.1:9050` for an emulator (bigq
     /// appends `/bigquery/v2`). Defaults to `https://bigquery.googleapis.com`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_endpoint(emulator.rest_endpoint())
+    ///     .with_credentials(bigq::Credentials::anonymous())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.rest_endpoint(), format!("{}/bigquery/v2", emulator.rest_endpoint()));
+    /// let rows: Vec<(String,)> = client.query("SELECT 'over REST'").fetch_all().await?;
+    /// assert_eq!(rows[0].0, "over REST");
+    /// # Ok(()) }
+    /// ```
     pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
         self.endpoint = Some(endpoint.into());
         self
@@ -70,6 +177,21 @@ impl ClientBuilder {
 
     /// Points the client at an emulator: sets the endpoint and anonymous credentials.
     /// `host` may be `127.0.0.1:9050` or a full URL.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert!(format!("{client:?}").contains("Anonymous"));
+    /// let rows: Vec<(i64,)> = client.query("SELECT 40 + 2").fetch_all().await?;
+    /// assert_eq!(rows, [(42,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn with_emulator(mut self, host: impl AsRef<str>) -> Self {
         self.endpoint = Some(emulator_url(host.as_ref()));
         self.credentials = Some(Credentials::anonymous());
@@ -79,6 +201,24 @@ impl ClientBuilder {
     /// Sets the BigQuery Storage API (gRPC) endpoint used by [`Client::read`], for example
     /// `http://127.0.0.1:9060` for an emulator. Defaults to
     /// `https://bigquerystorage.googleapis.com`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_storage_endpoint(emulator.grpc_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.storage_endpoint(), emulator.grpc_endpoint());
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client.query("CREATE TABLE ds.t AS SELECT 7 AS n").execute().await?;
+    /// let rows: Vec<(i64,)> = client.read("ds.t").fetch_all().await?;
+    /// assert_eq!(rows, [(7,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn with_storage_endpoint(mut self, endpoint: impl Into<String>) -> Self {
         self.storage_endpoint = Some(endpoint.into());
         self
@@ -88,6 +228,21 @@ impl ClientBuilder {
     /// endpoint (an emulator serves both on one port) and anonymous credentials. `host` may
     /// be `127.0.0.1:9060` or a full URL. Use it with [`with_emulator`](Self::with_emulator)
     /// when the emulator serves REST and gRPC on different ports.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_emulator_grpc(emulator.grpc_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.storage_endpoint(), emulator.grpc_endpoint());
+    /// assert_eq!(client.grpc_endpoint(), emulator.grpc_endpoint());
+    /// # Ok(()) }
+    /// ```
     pub fn with_emulator_grpc(mut self, host: impl AsRef<str>) -> Self {
         let url = emulator_url(host.as_ref());
         self.storage_endpoint = Some(url.clone());
@@ -98,6 +253,24 @@ impl ClientBuilder {
 
     /// Sets the BigQuery v2 gRPC endpoint used with [`Transport::Grpc`]. Defaults to
     /// `https://bigquery.googleapis.com`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// use bigq::Transport;
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_grpc_endpoint(emulator.grpc_endpoint())
+    ///     .with_credentials(bigq::Credentials::anonymous())
+    ///     .with_transport(Transport::Grpc)
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.grpc_endpoint(), emulator.grpc_endpoint());
+    /// let rows: Vec<(String,)> = client.query("SELECT 'over gRPC'").fetch_all().await?;
+    /// assert_eq!(rows[0].0, "over gRPC");
+    /// # Ok(()) }
+    /// ```
     pub fn with_grpc_endpoint(mut self, endpoint: impl Into<String>) -> Self {
         self.grpc_endpoint = Some(endpoint.into());
         self
@@ -109,15 +282,21 @@ impl ClientBuilder {
     /// connection open; a connection that fails there is not an error of `build` but is
     /// retried, and reported, by the first call.
     ///
-    /// ```no_run
-    /// # async fn run() -> bigq::Result<()> {
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
     /// use bigq::{Client, Transport};
     /// let client = Client::builder()
-    ///     .with_project("my-project")
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_emulator_grpc(emulator.grpc_endpoint())
     ///     .with_transport(Transport::Grpc)
     ///     .build()
     ///     .await?;
+    /// assert_eq!(client.transport(), Transport::Grpc);
     /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
     /// # Ok(()) }
     /// ```
     pub fn with_transport(mut self, transport: Transport) -> Self {
@@ -126,24 +305,88 @@ impl ClientBuilder {
     }
 
     /// Sets the credentials (Application Default Credentials when not set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// use bigq::Credentials;
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_endpoint(emulator.rest_endpoint())
+    ///     .with_credentials(Credentials::anonymous())
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(bool,)> = client.query("SELECT TRUE").fetch_all().await?;
+    /// assert_eq!(rows, [(true,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn with_credentials(mut self, credentials: Credentials) -> Self {
         self.credentials = Some(credentials);
         self
     }
 
     /// Sets the retry policy for RPCs.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// use bigq::RetryPolicy;
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_retry_policy(RetryPolicy::default().with_max_attempts(3))
+    ///     .build()
+    ///     .await?;
+    /// // A table that does not exist is not worth a second attempt.
+    /// let e = client.get_table("ds.missing").await.unwrap_err();
+    /// assert!(e.is_not_found() && e.attempts() == 1);
+    /// # Ok(()) }
+    /// ```
     pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
     }
 
     /// Sets the TCP connect timeout (default 10 s).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// use std::time::Duration;
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_connect_timeout(Duration::from_secs(2))
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
         self
     }
 
     /// Appends to the `User-Agent` header.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_user_agent("my-app/1.0")
+    ///     .build()
+    ///     .await?;
+    /// let rows: Vec<(i64,)> = client.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, [(1,)]);
+    /// # Ok(()) }
+    /// ```
     pub fn with_user_agent(mut self, agent: impl Into<String>) -> Self {
         self.user_agent = Some(agent.into());
         self
@@ -152,6 +395,24 @@ impl ClientBuilder {
     /// Fills what is not set yet from the environment: `GOOGLE_CLOUD_PROJECT` or
     /// `GCLOUD_PROJECT`, `BIGQUERY_EMULATOR_HOST` (REST endpoint and anonymous credentials)
     /// and `BIGQUERY_STORAGE_EMULATOR_HOST` (Storage API endpoint and anonymous credentials).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// // Settings given before `from_env` are kept; only what is missing comes from the
+    /// // environment.
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_emulator_grpc(emulator.grpc_endpoint())
+    ///     .from_env()
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.project(), emulator.project());
+    /// assert_eq!(client.storage_endpoint(), emulator.grpc_endpoint());
+    /// # Ok(()) }
+    /// ```
     pub fn from_env(mut self) -> Self {
         if self.project.is_none() {
             self.project = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]
@@ -183,6 +444,22 @@ impl ClientBuilder {
 
     /// Builds the client. Loads Application Default Credentials unless credentials were
     /// given.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.project(), emulator.project());
+    /// // A builder without a project is an error of `build`.
+    /// let e = bigq::Client::builder().with_emulator(emulator.rest_endpoint()).build().await;
+    /// assert!(e.unwrap_err().to_string().contains("no project"));
+    /// # Ok(()) }
+    /// ```
     pub async fn build(self) -> Result<Client> {
         let project = self.project.ok_or_else(|| {
             Error::config("no project: call with_project or set GOOGLE_CLOUD_PROJECT")
@@ -246,24 +523,44 @@ impl ClientBuilder {
             }
         }
         v2.share_with(&grpc);
-        if self.transport == Transport::Grpc {
-            // Queries, jobs and admin calls all go over the v2 channel: connect it now.
-            v2.warm_up(WARM_UP_WAIT).await;
-        }
+        let retry = self.retry.unwrap_or_default();
+        let grpc_side = |channel| {
+            Arc::new(Grpc::new(
+                channel,
+                credentials.clone(),
+                retry.clone(),
+                project.clone(),
+            ))
+        };
+        let (storage, v2) = (grpc_side(grpc), grpc_side(v2));
+        let rest = Arc::new(Rest::new(
+            rest_base,
+            rest_base_url,
+            http,
+            credentials.clone(),
+            retry.clone(),
+        ));
+        // The transport is chosen here, once: every v2 call goes through `api`.
+        let api: Arc<dyn V2Api> = match self.transport {
+            Transport::Rest => Arc::new(RestApi::new(rest.clone())),
+            Transport::Grpc => {
+                // Queries, jobs and admin calls all go over the v2 channel: connect it now.
+                v2.channel().warm_up(WARM_UP_WAIT).await;
+                Arc::new(GrpcApi::new(v2.clone()))
+            }
+        };
         Ok(Client {
             inner: Arc::new(Inner {
-                project_routing: super::grpc::routing_header("project_id", &project),
                 project,
                 location: self.location,
-                rest_base,
-                rest_base_url,
-                http,
-                grpc,
-                transport: self.transport,
+                rest,
+                storage,
                 v2,
+                api,
+                transport: self.transport,
                 storage_for_queries,
                 credentials,
-                retry: self.retry.unwrap_or_default(),
+                retry,
             }),
         })
     }
@@ -383,9 +680,12 @@ mod tests {
             accept().await.is_err(),
             "a second connection for the Storage API"
         );
-        assert!(Arc::ptr_eq(&grpc.inner.v2.cell(), &grpc.inner.grpc.cell()));
+        assert!(Arc::ptr_eq(
+            &grpc.inner.v2.channel().cell(),
+            &grpc.inner.storage.channel().cell()
+        ));
         assert!(!Arc::ptr_eq(
-            &rest.inner.v2.cell(),
+            &rest.inner.v2.channel().cell(),
             &Client::builder()
                 .with_project("p")
                 .with_emulator("127.0.0.1:9")
@@ -395,7 +695,8 @@ mod tests {
                 .await
                 .unwrap()
                 .inner
-                .grpc
+                .storage
+                .channel()
                 .cell()
         ));
     }

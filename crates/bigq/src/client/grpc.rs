@@ -1,17 +1,18 @@
 //! Sending gRPC requests to the BigQuery Storage API and the v2 services: the channel, the
 //! per-call metadata (credentials and the `x-goog-request-params` routing header), unary
-//! calls with retries, and gRPC statuses as bigq [`Error`]s.
+//! calls with retries (through the retry driver), and gRPC statuses as bigq [`Error`]s.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status};
 
-use super::Client;
+use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result, SourceText};
+use crate::retry::{self, Failure, RetryPolicy, retry_info};
 
 /// The largest gRPC message bigq accepts. BigQuery's ReadRows responses stay under 128 MiB;
 /// the limit leaves room above that.
@@ -164,19 +165,57 @@ pub(crate) fn routing_header(
     MetadataValue::try_from(routing_value(key, value)).ok()
 }
 
-impl Client {
+/// One gRPC service's side of a client: its channel, the credentials, the retry policy,
+/// and the routing header of the client's project, made once.
+pub(crate) struct Grpc {
+    channel: GrpcChannel,
+    credentials: Credentials,
+    retry: RetryPolicy,
+    project: String,
+    /// `project_id={project}`, the routing header of most v2 calls.
+    project_routing: Option<MetadataValue<tonic::metadata::Ascii>>,
+}
+
+/// A unary RPC's name (for logs) and routing header.
+pub(crate) struct Rpc<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) routing_key: &'a str,
+    pub(crate) routing: &'a str,
+}
+
+impl Grpc {
+    pub(crate) fn new(
+        channel: GrpcChannel,
+        credentials: Credentials,
+        retry: RetryPolicy,
+        project: String,
+    ) -> Self {
+        Grpc {
+            project_routing: routing_header("project_id", &project),
+            channel,
+            credentials,
+            retry,
+            project,
+        }
+    }
+
+    /// The channel.
+    pub(crate) fn channel(&self) -> &GrpcChannel {
+        &self.channel
+    }
+
     /// A gRPC request carrying the credentials' headers and the routing header
     /// `x-goog-request-params: {key}={value}`.
-    pub(crate) async fn grpc_request<T>(
+    pub(crate) async fn request<T>(
         &self,
         message: T,
         routing_key: &str,
         routing: &str,
     ) -> Result<tonic::Request<T>> {
-        let headers = self.inner.credentials.headers().await?;
+        let headers = self.credentials.headers().await?;
         let mut metadata = MetadataMap::from_headers(headers);
-        let params = match &self.inner.project_routing {
-            Some(v) if routing_key == "project_id" && routing == self.inner.project => v.clone(),
+        let params = match &self.project_routing {
+            Some(v) if routing_key == "project_id" && routing == self.project => v.clone(),
             _ => routing_header(routing_key, routing)
                 .ok_or_else(|| Error::config("the routing header is not valid ASCII"))?,
         };
@@ -187,65 +226,40 @@ impl Client {
             message,
         ))
     }
-}
 
-/// A unary RPC's name (for logs) and routing header.
-pub(crate) struct Rpc<'a> {
-    pub(crate) name: &'static str,
-    pub(crate) routing_key: &'a str,
-    pub(crate) routing: &'a str,
-}
-
-impl Client {
-    /// Sends a unary call on `channel`, retrying as the client's policy allows. Only for
-    /// calls that are safe to repeat (reads, and writes carrying a request or job id).
+    /// Sends a unary call, retrying as the client's policy allows (waiting what a
+    /// `RetryInfo` asks for, when the status carries one). Only for calls that are safe to
+    /// repeat (reads, and writes carrying a request or job id).
     ///
     /// `call` sends one attempt on a fresh client stub over the channel.
     pub(crate) async fn unary<Req, Resp, F, Fut>(
         &self,
-        channel: &GrpcChannel,
         rpc: Rpc<'_>,
         message: Req,
-        mut call: F,
+        call: F,
     ) -> Result<Resp>
     where
         Req: Clone,
-        F: FnMut(Channel, tonic::Request<Req>) -> Fut,
+        F: Fn(Channel, tonic::Request<Req>) -> Fut,
         Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
     {
-        let policy = &self.inner.retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        loop {
-            let channel = channel.channel().await?;
+        let (rpc, message, call) = (&rpc, &message, &call);
+        retry::run(&self.retry, rpc.name, move || async move {
+            let channel = self.channel.channel().await.map_err(Failure::fatal)?;
             let request = self
-                .grpc_request(message.clone(), rpc.routing_key, rpc.routing)
-                .await?;
+                .request(message.clone(), rpc.routing_key, rpc.routing)
+                .await
+                .map_err(Failure::fatal)?;
             // Boxed: v2 messages (a `Job`, a `QueryResponse`) are kilobytes each, and nested
             // unboxed in the caller's future they overflow a 2 MiB stack in debug builds.
-            let err = match Box::pin(call(channel, request)).await {
-                Ok(resp) => return Ok(resp.into_inner()),
-                Err(status) => status_error(&status),
-            };
-            let backoff = policy.backoff(attempt);
-            if !err.is_retryable()
-                || attempt >= policy.max_attempts
-                || started.elapsed() + backoff > policy.total_timeout
-            {
-                return Err(if attempt > 1 {
-                    err.with_attempts(attempt, started.elapsed())
-                } else {
-                    err
-                });
+            match Box::pin(call(channel, request)).await {
+                Ok(resp) => Ok(resp.into_inner()),
+                Err(status) => Err(Failure::of(status_error(&status))),
             }
-            tracing::debug!(attempt, error = %err, rpc = rpc.name, "retrying gRPC call");
-            tokio::time::sleep(backoff).await;
-            attempt += 1;
-        }
+        })
+        .await
     }
-}
 
-impl Client {
     /// A unary call to the BigQuery v2 services, routed by `project_id`; see
     /// [`unary`](Self::unary).
     pub(crate) async fn v2_unary<Req, Resp, F, Fut>(
@@ -257,7 +271,7 @@ impl Client {
     ) -> Result<Resp>
     where
         Req: Clone,
-        F: FnMut(Channel, tonic::Request<Req>) -> Fut,
+        F: Fn(Channel, tonic::Request<Req>) -> Fut,
         Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
     {
         let rpc = Rpc {
@@ -265,7 +279,7 @@ impl Client {
             routing_key: "project_id",
             routing: project,
         };
-        self.unary(&self.inner.v2, rpc, message, call).await
+        self.unary(rpc, message, call).await
     }
 }
 
@@ -288,26 +302,6 @@ pub(crate) fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// The wait the server asks for before trying again (a `google.rpc.RetryInfo` in the
-/// status details), if any.
-pub(crate) fn retry_delay(status: &Status) -> Option<Duration> {
-    use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
-    use gcloud_sdk::prost::Message;
-    if status.details().is_empty() {
-        return None;
-    }
-    let rpc = RpcStatus::decode(status.details()).ok()?;
-    let info = rpc
-        .details
-        .iter()
-        .find(|a| a.type_url.ends_with("/google.rpc.RetryInfo"))?;
-    let d = RetryInfo::decode(info.value.as_slice()).ok()?.retry_delay?;
-    Some(Duration::new(
-        d.seconds.max(0) as u64,
-        d.nanos.clamp(0, 999_999_999) as u32,
-    ))
-}
-
 /// Whether a failed ReadRows call may be reopened at the offset already read: the server is
 /// unavailable, the HTTP/2 stream was reset under the call, or the server is throttling and
 /// says when to come back (RESOURCE_EXHAUSTED with a RetryInfo; without one it is a quota
@@ -315,7 +309,7 @@ pub(crate) fn retry_delay(status: &Status) -> Option<Duration> {
 pub(crate) fn is_resumable(status: &Status) -> bool {
     match status.code() {
         Code::Unavailable => true,
-        Code::ResourceExhausted => retry_delay(status).is_some(),
+        Code::ResourceExhausted => retry_info(status).is_some(),
         Code::Internal => {
             let m = status.message();
             m.contains("RST_STREAM") || m.contains("stream reset") || m.contains("GOAWAY")
@@ -358,6 +352,7 @@ pub(crate) fn status_error(status: &Status) -> Error {
     } else {
         Error::api(http, Some(reason.to_string()), message)
     };
+    let err = err.with_retry_delay(retry_info(status));
     match std::error::Error::source(status) {
         Some(source) => err.with_source(SourceText(source.to_string())),
         None => err,
@@ -365,8 +360,10 @@ pub(crate) fn status_error(status: &Status) -> Error {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::client::Client;
+    use crate::retry::tests::throttled;
 
     #[test]
     fn routing_header_is_percent_encoded() {
@@ -389,7 +386,9 @@ pub(crate) mod tests {
             .await
             .unwrap();
         let req = client
-            .grpc_request(
+            .inner
+            .storage
+            .request(
                 (),
                 "read_stream",
                 "projects/p/locations/US/sessions/s/streams/0",
@@ -402,6 +401,55 @@ pub(crate) mod tests {
         );
         // Anonymous credentials add no authorization header.
         assert!(req.metadata().get("authorization").is_none());
+    }
+
+    /// A unary call throttled with a RetryInfo waits what it asks for, then is sent again;
+    /// a status that is not retryable is returned at once.
+    #[tokio::test]
+    async fn unary_calls_honour_retry_info() {
+        let grpc = Grpc::new(
+            GrpcChannel::new(
+                "http://127.0.0.1:9".into(),
+                Duration::from_secs(1),
+                "t".into(),
+            ),
+            Credentials::anonymous(),
+            RetryPolicy::default().with_initial_backoff(Duration::from_millis(1)),
+            "p".into(),
+        );
+        let rpc = || Rpc {
+            name: "Test",
+            routing_key: "project_id",
+            routing: "p",
+        };
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let started = std::time::Instant::now();
+        let got = grpc
+            .unary(rpc(), (), |_, _| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    match n {
+                        0 => Err(throttled(Duration::from_millis(200))),
+                        _ => Ok(tonic::Response::new(n)),
+                    }
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(got, 1);
+        assert!(
+            started.elapsed() >= Duration::from_millis(200),
+            "{:?}",
+            started.elapsed()
+        );
+
+        let e = grpc
+            .unary(rpc(), (), |_, _| async {
+                Err::<tonic::Response<()>, _>(Status::not_found("gone"))
+            })
+            .await
+            .unwrap_err();
+        assert!(e.is_not_found() && e.attempts() == 1, "{e:?}");
     }
 
     #[test]
@@ -417,40 +465,19 @@ pub(crate) mod tests {
         assert!(status_error(&Status::deadline_exceeded("x")).is_timeout());
     }
 
-    /// RESOURCE_EXHAUSTED with a RetryInfo asking for `delay`, as BigQuery sends it.
-    pub(crate) fn throttled(delay: Duration) -> Status {
-        use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
-        use gcloud_sdk::prost::Message;
-        use gcloud_sdk::prost_types::{Any, Duration as PbDuration};
-        let info = RetryInfo {
-            retry_delay: Some(PbDuration {
-                seconds: delay.as_secs() as i64,
-                nanos: delay.subsec_nanos() as i32,
-            }),
-        };
-        let rpc = RpcStatus {
-            code: Code::ResourceExhausted as i32,
-            message: "throttled".into(),
-            details: vec![Any {
-                type_url: "type.googleapis.com/google.rpc.RetryInfo".into(),
-                value: info.encode_to_vec(),
-            }],
-        };
-        Status::with_details(
-            Code::ResourceExhausted,
-            "throttled",
-            rpc.encode_to_vec().into(),
-        )
-    }
-
     #[test]
     fn resumable_statuses() {
         assert!(is_resumable(&Status::unavailable("down")));
         let t = throttled(Duration::from_millis(1500));
-        assert_eq!(retry_delay(&t), Some(Duration::from_millis(1500)));
+        assert_eq!(retry_info(&t), Some(Duration::from_millis(1500)));
         assert!(is_resumable(&t));
+        // The error carries the server's hint, for the retry driver.
+        assert_eq!(
+            status_error(&t).retry_delay(),
+            Some(Duration::from_millis(1500))
+        );
         assert!(!is_resumable(&Status::resource_exhausted("quota exceeded")));
-        assert_eq!(retry_delay(&Status::unavailable("x")), None);
+        assert_eq!(retry_info(&Status::unavailable("x")), None);
         assert!(is_resumable(&Status::internal(
             "Received RST_STREAM with error code 2"
         )));

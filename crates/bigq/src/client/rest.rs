@@ -1,13 +1,13 @@
-//! Sending REST requests: URLs, auth headers, retries, and BigQuery's error bodies.
-
-use std::time::Instant;
+//! Sending REST requests: URLs, auth headers, retries (through the retry driver), and
+//! BigQuery's error bodies.
 
 use reqwest::{Method, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::Client;
+use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result, SourceText};
+use crate::retry::{self, Failure, RetryPolicy, retry_after};
 
 /// Whether a request may be sent again after a failure that may have reached the server.
 /// Every request bigq sends today is (reads, deletes, and writes that carry a request id,
@@ -141,9 +141,43 @@ pub(crate) fn transport_error(e: reqwest::Error) -> Error {
     Error::new(kind, what).with_source(SourceText(e.without_url().to_string()))
 }
 
-impl Client {
+/// The REST side of a client: the HTTP connection pool, the `{root}/bigquery/v2` base URL,
+/// the credentials and the retry policy. Shared by the REST transport and the calls that
+/// have no gRPC form (`tabledata.list`, `tabledata.insertAll`).
+pub(crate) struct Rest {
+    /// `{root}/bigquery/v2`, no trailing slash.
+    pub(crate) base: String,
+    /// `base` parsed, once.
+    base_url: reqwest::Url,
+    http: reqwest::Client,
+    credentials: Credentials,
+    retry: RetryPolicy,
+}
+
+impl Rest {
+    pub(crate) fn new(
+        base: String,
+        base_url: reqwest::Url,
+        http: reqwest::Client,
+        credentials: Credentials,
+        retry: RetryPolicy,
+    ) -> Self {
+        Rest {
+            base,
+            base_url,
+            http,
+            credentials,
+            retry,
+        }
+    }
+
+    /// The retry policy of the client's RPCs.
+    pub(crate) fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
     fn url(&self, path: &[&str]) -> Result<reqwest::Url> {
-        let mut url = self.inner.rest_base_url.clone();
+        let mut url = self.base_url.clone();
         url.path_segments_mut()
             .map_err(|_| Error::config("the endpoint cannot have a path"))?
             .extend(path);
@@ -154,54 +188,30 @@ impl Client {
     /// with its body unread.
     pub(crate) async fn send(&self, req: Request<'_>) -> Result<Response> {
         let url = self.url(req.path)?;
-        let policy = &self.inner.retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        loop {
-            let result = self.send_once(&req, url.clone()).await;
-            let err = match result {
-                Ok(r) => return Ok(r),
-                Err((e, before_sending)) => {
-                    let may_retry =
-                        e.is_retryable() && (req.idempotent == Idempotent::Yes || before_sending);
-                    let backoff = policy.backoff(attempt);
-                    if !may_retry
-                        || attempt >= policy.max_attempts
-                        || started.elapsed() + backoff > policy.total_timeout
-                    {
-                        e
-                    } else {
-                        tracing::debug!(attempt, error = %e, "retrying BigQuery request");
-                        tokio::time::sleep(backoff).await;
-                        attempt += 1;
-                        continue;
+        let (req, url) = (&req, &url);
+        retry::run(&self.retry, "BigQuery request", move || async move {
+            self.send_once(req, url.clone())
+                .await
+                .map_err(|(e, before_sending)| {
+                    let safe = req.idempotent == Idempotent::Yes || before_sending;
+                    Failure {
+                        retryable: e.is_retryable() && safe,
+                        error: e,
                     }
-                }
-            };
-            return Err(if attempt > 1 {
-                err.with_attempts(attempt, started.elapsed())
-            } else {
-                err
-            });
-        }
+                })
+        })
+        .await
     }
 
+    /// One attempt: the response, or the error and whether it came before the request was
+    /// sent (so that sending it again cannot repeat it).
     async fn send_once(
         &self,
         req: &Request<'_>,
         url: reqwest::Url,
     ) -> std::result::Result<Response, (Error, bool)> {
-        let headers = self
-            .inner
-            .credentials
-            .headers()
-            .await
-            .map_err(|e| (e, true))?;
-        let mut b = self
-            .inner
-            .http
-            .request(req.method.clone(), url)
-            .headers(headers);
+        let headers = self.credentials.headers().await.map_err(|e| (e, true))?;
+        let mut b = self.http.request(req.method.clone(), url).headers(headers);
         if !req.query.is_empty() {
             b = b.query(&req.query);
         }
@@ -218,11 +228,15 @@ impl Client {
         if status.is_success() {
             return Ok(resp);
         }
+        let delay = retry_after(resp.headers());
         let body = resp
             .bytes()
             .await
             .map_err(|e| (transport_error(e), false))?;
-        Err((api_error(status.as_u16(), &body), false))
+        Err((
+            api_error(status.as_u16(), &body).with_retry_delay(delay),
+            false,
+        ))
     }
 
     /// Sends a request and decodes the JSON body.

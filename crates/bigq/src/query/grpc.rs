@@ -1,6 +1,6 @@
-//! The query calls over the BigQuery v2 gRPC services (`JobService.Query`,
-//! `GetQueryResults`, `InsertJob`): the requests built from a [`QueryBuilder`], and the
-//! responses as the same [`Page`]s the REST side produces.
+//! The query calls' v2 gRPC messages (`JobService.Query`, `GetQueryResults`, `InsertJob`):
+//! the requests built from a [`QueryRequest`], the codec that reads struct-encoded rows off
+//! the wire, and the responses as the same [`ResultPage`]s the REST side produces.
 //!
 //! The first response of `Query` carries its rows as Arrow (an IPC schema and one record
 //! batch, LZ4-compressed), decoded like Storage Read. `GetQueryResults` has no Arrow form:
@@ -20,161 +20,158 @@ use gcloud_sdk::prost;
 use pb::job_service_client::JobServiceClient;
 use pb::query_request::{JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions};
 
-use super::{JobReference, Page, QueryBuilder, QueryStats};
-use crate::admin::TableId;
-use crate::admin::schema_from_proto;
-use crate::client::Client;
+use super::request::QueryRequest;
+use super::response::{DmlStats, JobReference, QueryStats, ResultPage};
+use super::results::storage_read_job;
+use crate::admin::proto::{job_reference_from_proto, schema_from_proto};
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, non_empty, ready_client};
 use crate::client::rest::ErrorProto;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+use crate::ids::TableId;
 use bigq_codec::ipc::IpcDecoder;
 
 /// A `JobService` stub on `channel` that accepts responses as large as Storage Read's.
-fn jobs(channel: tonic::transport::Channel) -> JobServiceClient<tonic::transport::Channel> {
+pub(crate) fn jobs(
+    channel: tonic::transport::Channel,
+) -> JobServiceClient<tonic::transport::Channel> {
     JobServiceClient::new(channel).max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
 }
 
-impl QueryBuilder {
-    /// The `Query` request: the same content as the REST `jobs.query` body, with Arrow
-    /// results asked for.
-    fn grpc_request(&self, request_id: &str, wait: Duration) -> Result<pb::PostQueryRequest> {
-        let (parameter_mode, query_parameters) = self.proto_params()?;
-        let job_creation_mode = if self.job_creation_required {
-            JobCreationMode::JobCreationRequired
-        } else {
-            JobCreationMode::JobCreationOptional
-        };
-        Ok(pb::PostQueryRequest {
-            project_id: self.client.inner.project.clone(),
-            query_request: Some(pb::QueryRequest {
-                query: self.sql.clone(),
-                max_results: self.page_size,
-                default_dataset: self.proto_default_dataset(),
-                timeout_ms: Some(wait.as_millis() as u32),
-                dry_run: self.dry_run,
-                use_query_cache: self.use_query_cache,
+/// The `Query` request: the same content as the REST `jobs.query` body, with Arrow results
+/// asked for; the server waits up to `wait` before answering "not complete".
+pub(crate) fn query_proto(
+    req: &QueryRequest,
+    request_id: &str,
+    wait: Duration,
+) -> Result<pb::PostQueryRequest> {
+    let (parameter_mode, query_parameters) = proto_params(req)?;
+    let job_creation_mode = if req.job_creation_required {
+        JobCreationMode::JobCreationRequired
+    } else {
+        JobCreationMode::JobCreationOptional
+    };
+    Ok(pb::PostQueryRequest {
+        project_id: req.project.clone(),
+        query_request: Some(pb::QueryRequest {
+            query: req.sql.clone(),
+            max_results: req.page_size,
+            default_dataset: proto_default_dataset(req),
+            timeout_ms: Some(wait.as_millis() as u32),
+            dry_run: req.dry_run,
+            use_query_cache: req.use_query_cache,
+            use_legacy_sql: Some(false),
+            parameter_mode,
+            query_parameters,
+            location: req.location.clone().unwrap_or_default(),
+            format_options: Some(int64_timestamps()),
+            labels: req.labels.clone().into_iter().collect(),
+            maximum_bytes_billed: req.maximum_bytes_billed,
+            request_id: request_id.to_string(),
+            job_creation_mode: job_creation_mode.into(),
+            query_results_format: QueryResultsFormat::Arrow.into(),
+            results_format_serialization_options: Some(
+                ResultsFormatSerializationOptions::ArrowSerializationOptions(
+                    pb::ArrowSerializationOptions {
+                        buffer_compression:
+                            pb::arrow_serialization_options::CompressionCodec::Lz4Frame.into(),
+                        ..Default::default()
+                    },
+                ),
+            ),
+            ..Default::default()
+        }),
+    })
+}
+
+fn proto_params(req: &QueryRequest) -> Result<(String, Vec<pb::QueryParameter>)> {
+    req.check_params()?;
+    Ok(if !req.named.is_empty() {
+        let params = req.named.iter().map(|(n, p)| p.to_proto(Some(n)));
+        ("NAMED".into(), params.collect())
+    } else if !req.positional.is_empty() {
+        let params = req.positional.iter().map(|p| p.to_proto(None));
+        ("POSITIONAL".into(), params.collect())
+    } else {
+        (String::new(), Vec::new())
+    })
+}
+
+fn proto_default_dataset(req: &QueryRequest) -> Option<pb::DatasetReference> {
+    req.default_dataset.as_ref().map(|d| pb::DatasetReference {
+        project_id: d.project.clone(),
+        dataset_id: d.dataset.clone(),
+    })
+}
+
+/// The `InsertJob` request of a query job writing into `destination`: the same job as the
+/// REST `jobs.insert` body describes.
+pub(crate) fn job_proto(
+    req: &QueryRequest,
+    job_id: &str,
+    destination: &TableId,
+) -> Result<pb::InsertJobRequest> {
+    let (parameter_mode, query_parameters) = proto_params(req)?;
+    let job = pb::Job {
+        job_reference: Some(pb::JobReference {
+            project_id: req.project.clone(),
+            job_id: job_id.to_string(),
+            location: req.location.clone(),
+        }),
+        configuration: Some(pb::JobConfiguration {
+            query: Some(pb::JobConfigurationQuery {
+                query: req.sql.clone(),
+                destination_table: Some(pb::TableReference {
+                    project_id: destination.project.clone(),
+                    dataset_id: destination.dataset.clone(),
+                    table_id: destination.table.clone(),
+                }),
+                write_disposition: req
+                    .write_disposition
+                    .map(|w| w.as_str().to_string())
+                    .unwrap_or_default(),
+                default_dataset: proto_default_dataset(req),
+                use_query_cache: req.use_query_cache,
+                maximum_bytes_billed: req.maximum_bytes_billed,
                 use_legacy_sql: Some(false),
                 parameter_mode,
                 query_parameters,
-                location: self.location.clone().unwrap_or_default(),
-                format_options: Some(int64_timestamps()),
-                labels: self.labels.clone().into_iter().collect(),
-                maximum_bytes_billed: self.maximum_bytes_billed,
-                request_id: request_id.to_string(),
-                job_creation_mode: job_creation_mode.into(),
-                query_results_format: QueryResultsFormat::Arrow.into(),
-                results_format_serialization_options: Some(
-                    ResultsFormatSerializationOptions::ArrowSerializationOptions(
-                        pb::ArrowSerializationOptions {
-                            buffer_compression:
-                                pb::arrow_serialization_options::CompressionCodec::Lz4Frame.into(),
-                            ..Default::default()
-                        },
-                    ),
-                ),
                 ..Default::default()
             }),
-        })
-    }
-
-    fn proto_params(&self) -> Result<(String, Vec<pb::QueryParameter>)> {
-        self.check_params()?;
-        Ok(if !self.named.is_empty() {
-            let params = self.named.iter().map(|(n, p)| p.to_proto(Some(n)));
-            ("NAMED".into(), params.collect())
-        } else if !self.positional.is_empty() {
-            let params = self.positional.iter().map(|p| p.to_proto(None));
-            ("POSITIONAL".into(), params.collect())
-        } else {
-            (String::new(), Vec::new())
-        })
-    }
-
-    fn proto_default_dataset(&self) -> Option<pb::DatasetReference> {
-        self.default_dataset
-            .as_ref()
-            .map(|(p, d)| pb::DatasetReference {
-                project_id: p.clone(),
-                dataset_id: d.clone(),
-            })
-    }
-
-    /// Sends `Query` and decodes its answer. The request id makes a retried call safe:
-    /// BigQuery runs the query once.
-    pub(super) async fn grpc_first_page(&self, request_id: &str, wait: Duration) -> Result<Page> {
-        let request = Arc::new(self.grpc_request(request_id, wait)?);
-        let client = &self.client;
-        let resp = client
-            .v2_unary(
-                "Query",
-                &client.inner.project,
-                request,
-                |ch, req| async move { with_rows(ch, req, QUERY).await },
-            )
-            .await
-            .map_err(invalid_query)?;
-        let storage_read = self.use_storage_read && client.inner.storage_for_queries;
-        query_response_page(*resp, storage_read)
-    }
-
-    /// Inserts the query as a job writing into `destination` (`InsertJob`); the same job
-    /// as the REST `jobs.insert` body describes.
-    pub(super) async fn grpc_insert_job(
-        &self,
-        job_id: &str,
-        destination: &TableId,
-    ) -> Result<crate::admin::Job> {
-        let (parameter_mode, query_parameters) = self.proto_params()?;
-        let project = self.client.inner.project.clone();
-        let job = pb::Job {
-            job_reference: Some(pb::JobReference {
-                project_id: project.clone(),
-                job_id: job_id.to_string(),
-                location: self.location.clone(),
-            }),
-            configuration: Some(pb::JobConfiguration {
-                query: Some(pb::JobConfigurationQuery {
-                    query: self.sql.clone(),
-                    destination_table: Some(pb::TableReference {
-                        project_id: destination.project.clone(),
-                        dataset_id: destination.dataset.clone(),
-                        table_id: destination.table.clone(),
-                    }),
-                    write_disposition: self
-                        .write_disposition
-                        .map(|w| w.as_str().to_string())
-                        .unwrap_or_default(),
-                    default_dataset: self.proto_default_dataset(),
-                    use_query_cache: self.use_query_cache,
-                    maximum_bytes_billed: self.maximum_bytes_billed,
-                    use_legacy_sql: Some(false),
-                    parameter_mode,
-                    query_parameters,
-                    ..Default::default()
-                }),
-                dry_run: self.dry_run.then_some(true),
-                labels: self.labels.clone().into_iter().collect(),
-                ..Default::default()
-            }),
+            dry_run: req.dry_run.then_some(true),
+            labels: req.labels.clone().into_iter().collect(),
             ..Default::default()
-        };
-        let request = pb::InsertJobRequest {
-            project_id: project.clone(),
-            job: Some(job),
-        };
-        let client = &self.client;
-        let job = client
-            .v2_unary("InsertJob", &project, request, |ch, req| async move {
-                jobs(ch).insert_job(req).await
-            })
-            .await?;
-        Ok(crate::admin::Job::from_proto(job))
+        }),
+        ..Default::default()
+    };
+    Ok(pb::InsertJobRequest {
+        project_id: req.project.clone(),
+        job: Some(job),
+    })
+}
+
+/// The `GetQueryResults` request for the page after `page_token` (the first when `None`),
+/// polling for up to `wait`.
+pub(crate) fn results_request(
+    job: &JobReference,
+    page_token: Option<&str>,
+    page_size: Option<u32>,
+    wait: Option<Duration>,
+) -> pb::GetQueryResultsRequest {
+    pb::GetQueryResultsRequest {
+        project_id: job.project_id.clone(),
+        job_id: job.job_id.clone(),
+        page_token: page_token.unwrap_or_default().to_string(),
+        max_results: page_size,
+        timeout_ms: wait.map(|w| w.as_millis() as u32),
+        location: job.location.clone().unwrap_or_default(),
+        format_options: Some(int64_timestamps()),
+        ..Default::default()
     }
 }
 
 /// INVALID_ARGUMENT from `Query`: the statement is invalid, as REST says with the reason
 /// `invalidQuery` (the gRPC status carries no reason).
-fn invalid_query(e: Error) -> Error {
+pub(crate) fn invalid_query(e: Error) -> Error {
     if e.status() == Some(400) && e.reason() == Some("invalid") {
         e.with_reason("invalidQuery")
     } else {
@@ -237,8 +234,10 @@ impl<M: RowsResponse> WithRows<M> {
     }
 }
 
-const QUERY: &str = "/google.cloud.bigquery.v2.JobService/Query";
-const GET_QUERY_RESULTS: &str = "/google.cloud.bigquery.v2.JobService/GetQueryResults";
+/// The method path of `Query`, for [`with_rows`].
+pub(crate) const QUERY: &str = "/google.cloud.bigquery.v2.JobService/Query";
+/// The method path of `GetQueryResults`, for [`with_rows`].
+pub(crate) const GET_QUERY_RESULTS: &str = "/google.cloud.bigquery.v2.JobService/GetQueryResults";
 
 fn decode_with_rows<M: RowsResponse>(
     bytes: bytes::Bytes,
@@ -345,7 +344,7 @@ impl<Resp: RowsResponse> tonic::codec::Decoder for RowsDecoder<Resp> {
 
 /// A unary `JobService` call at `path` with [`RowsCodec`] (what the generated client's
 /// method does, with another codec).
-async fn with_rows<Req: prost::Message + Send + Sync + 'static, Resp: RowsResponse>(
+pub(crate) async fn with_rows<Req: prost::Message + Send + Sync + 'static, Resp: RowsResponse>(
     channel: tonic::transport::Channel,
     request: tonic::Request<Arc<Req>>,
     path: &'static str,
@@ -358,81 +357,14 @@ async fn with_rows<Req: prost::Message + Send + Sync + 'static, Resp: RowsRespon
         .await
 }
 
-impl Client {
-    /// One `GetQueryResults` call: polls for up to `wait` and returns the page after
-    /// `page_token` (the first when `None`).
-    pub(crate) async fn grpc_query_results(
-        &self,
-        job: &JobReference,
-        page_token: Option<&str>,
-        page_size: Option<u32>,
-        wait: Option<Duration>,
-    ) -> Result<Box<WithRows<pb::GetQueryResultsResponse>>> {
-        let request = pb::GetQueryResultsRequest {
-            project_id: job.project_id.clone(),
-            job_id: job.job_id.clone(),
-            page_token: page_token.unwrap_or_default().to_string(),
-            max_results: page_size,
-            timeout_ms: wait.map(|w| w.as_millis() as u32),
-            location: job.location.clone().unwrap_or_default(),
-            format_options: Some(int64_timestamps()),
-            ..Default::default()
-        };
-        let request = Arc::new(request);
-        self.v2_unary(
-            "GetQueryResults",
-            &job.project_id,
-            request,
-            |ch, req| async move { with_rows(ch, req, GET_QUERY_RESULTS).await },
-        )
-        .await
-    }
-
-    /// `GetJob`.
-    pub(crate) async fn grpc_get_job(&self, job: &JobReference) -> Result<pb::Job> {
-        let request = pb::GetJobRequest {
-            project_id: job.project_id.clone(),
-            job_id: job.job_id.clone(),
-            location: job.location.clone().unwrap_or_default(),
-        };
-        self.v2_unary("GetJob", &job.project_id, request, |ch, req| async move {
-            jobs(ch).get_job(req).await
-        })
-        .await
-    }
-
-    /// `CancelJob`.
-    pub(crate) async fn grpc_cancel_job(&self, job: &JobReference) -> Result<pb::Job> {
-        let request = pb::CancelJobRequest {
-            project_id: job.project_id.clone(),
-            job_id: job.job_id.clone(),
-            location: job.location.clone().unwrap_or_default(),
-        };
-        let resp = self
-            .v2_unary(
-                "CancelJob",
-                &job.project_id,
-                request,
-                |ch, req| async move { jobs(ch).cancel_job(req).await },
-            )
-            .await?;
-        resp.job.ok_or_else(|| {
-            Error::new(
-                ErrorKind::Decode,
-                "BigQuery answered CancelJob without the job",
-            )
-        })
-    }
-}
-
 /// The page a `Query` response holds: Arrow when the server answered in Arrow, the struct
 /// encoding otherwise. When the result continues and will be read through Storage Read
-/// (`storage_read` allowed, see [`super::storage_read_job`]), the first page's rows are not
+/// (`storage_read` allowed, see [`storage_read_job`]), the first page's rows are not
 /// decoded: the read returns every row again.
-pub(super) fn query_response_page(
+pub(crate) fn query_response_page(
     resp: WithRows<pb::QueryResponse>,
     storage_read: bool,
-) -> Result<Page> {
+) -> Result<ResultPage> {
     use pb::query_response::{Results, ResultsSchema};
     let WithRows {
         message: resp,
@@ -441,7 +373,7 @@ pub(super) fn query_response_page(
     } = resp;
     let schema = resp.schema.as_ref().map(schema_from_proto);
     let stats = QueryStats {
-        job_reference: resp.job_reference.map(job_reference),
+        job_reference: resp.job_reference.map(job_reference_from_proto),
         query_id: non_empty(resp.query_id),
         job_creation_reason: resp.job_creation_reason.and_then(|r| {
             pb::job_creation_reason::Code::try_from(r.code)
@@ -455,7 +387,7 @@ pub(super) fn query_response_page(
         total_slot_ms: resp.total_slot_ms,
         cache_hit: resp.cache_hit,
         num_dml_affected_rows: resp.num_dml_affected_rows,
-        dml_stats: resp.dml_stats.map(|d| super::DmlStats {
+        dml_stats: resp.dml_stats.map(|d| DmlStats {
             inserted_row_count: d.inserted_row_count,
             deleted_row_count: d.deleted_row_count,
             updated_row_count: d.updated_row_count,
@@ -468,7 +400,7 @@ pub(super) fn query_response_page(
         errors: resp.errors.into_iter().map(error_proto).collect(),
     };
     stats.check_errors()?;
-    let rows_unused = super::storage_read_job(&stats, storage_read).is_some();
+    let rows_unused = storage_read_job(&stats, storage_read).is_some();
     let (batches, arrow_schema) = match (resp.results_schema, resp.results) {
         (Some(ResultsSchema::ArrowSchema(s)), batch) => {
             let mut decoder = IpcDecoder::new(&s.serialized_schema)?;
@@ -487,7 +419,7 @@ pub(super) fn query_response_page(
             _ => (Vec::new(), None),
         },
     };
-    Ok(Page {
+    Ok(ResultPage {
         stats,
         batches,
         arrow_schema,
@@ -499,7 +431,7 @@ pub(super) fn query_response_page(
 pub(crate) fn results_page(
     resp: WithRows<pb::GetQueryResultsResponse>,
     rows_before: u64,
-) -> Result<Page> {
+) -> Result<ResultPage> {
     let WithRows {
         message: resp,
         body,
@@ -511,7 +443,7 @@ pub(crate) fn results_page(
         _ => Vec::new(),
     };
     let stats = QueryStats {
-        job_reference: resp.job_reference.map(job_reference),
+        job_reference: resp.job_reference.map(job_reference_from_proto),
         total_rows: resp.total_rows,
         total_bytes_processed: resp.total_bytes_processed,
         cache_hit: resp.cache_hit,
@@ -525,19 +457,11 @@ pub(crate) fn results_page(
     if batches.is_empty() {
         stats.check_errors()?;
     }
-    Ok(Page {
+    Ok(ResultPage {
         stats,
         batches,
         arrow_schema: None,
     })
-}
-
-pub(crate) fn job_reference(j: pb::JobReference) -> JobReference {
-    JobReference {
-        project_id: j.project_id,
-        job_id: j.job_id,
-        location: j.location.filter(|l| !l.is_empty()),
-    }
 }
 
 fn error_proto(e: pb::ErrorProto) -> ErrorProto {
@@ -585,7 +509,7 @@ mod tests {
         json_rows(&split.body, schema, rows_before)
     }
 
-    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
+    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<ResultPage> {
         super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
 
@@ -778,7 +702,7 @@ mod tests {
 mod first_page {
     use super::*;
 
-    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<Page> {
+    fn query_response_page(resp: pb::QueryResponse, storage_read: bool) -> Result<ResultPage> {
         super::query_response_page(WithRows::from_message(&resp), storage_read)
     }
     use crate::read::test_batches::{batch, batch_message, schema_stream};
@@ -806,7 +730,7 @@ mod first_page {
 
     #[test]
     fn rows_storage_read_returns_again_are_not_decoded() {
-        let rows = |page: &Page| page.batches.iter().map(|b| b.num_rows()).sum::<usize>();
+        let rows = |page: &ResultPage| page.batches.iter().map(|b| b.num_rows()).sum::<usize>();
         // An Arrow response has no struct rows to split out.
         let arrow = WithRows::from_message(&response(""));
         assert_eq!((arrow.rows, arrow.body.len()), (0, 0));

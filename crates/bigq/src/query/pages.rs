@@ -1,9 +1,10 @@
-//! Paging through row results (`jobs.getQueryResults`, `tabledata.list`) as a stream of
-//! Arrow batches, decoding each body as it arrives and fetching the next page while the
-//! current one is decoded.
+//! Row results as a stream of Arrow batches ([`BatchStream`]), and the REST pages behind
+//! them (`jobs.getQueryResults`, `tabledata.list`): each body decoded as it arrives, the
+//! next page fetched while the current one is decoded.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
@@ -15,10 +16,11 @@ use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::JobReference;
-use crate::client::rest::{Request, transport_error};
-use crate::client::{Client, Transport};
+use super::response::{JobReference, QueryStats};
+use crate::client::rest::{Request, Rest, transport_error};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ids::TableId;
+use crate::retry::Attempts;
 
 /// Where the pages come from.
 #[derive(Debug, Clone)]
@@ -30,9 +32,7 @@ pub(crate) enum PageSource {
     },
     /// `tabledata.list` of a table.
     Table {
-        project: String,
-        dataset: String,
-        table: String,
+        table: TableId,
         page_size: Option<u32>,
         selected_fields: Option<String>,
         start_index: Option<u64>,
@@ -40,7 +40,7 @@ pub(crate) enum PageSource {
 }
 
 impl PageSource {
-    async fn fetch(&self, client: &Client, token: Option<&str>) -> Result<reqwest::Response> {
+    async fn fetch(&self, rest: &Rest, token: Option<&str>) -> Result<reqwest::Response> {
         match self {
             PageSource::Query { job, page_size } => {
                 let path = [
@@ -59,11 +59,9 @@ impl PageSource {
                 if let Some(t) = token {
                     req = req.query("pageToken", t);
                 }
-                client.send(req).await
+                rest.send(req).await
             }
             PageSource::Table {
-                project,
-                dataset,
                 table,
                 page_size,
                 selected_fields,
@@ -71,11 +69,11 @@ impl PageSource {
             } => {
                 let path = [
                     "projects",
-                    project.as_str(),
+                    table.project.as_str(),
                     "datasets",
-                    dataset.as_str(),
+                    table.dataset.as_str(),
                     "tables",
-                    table.as_str(),
+                    table.table.as_str(),
                     "data",
                 ];
                 let mut req = Request::get(&path).query("formatOptions.useInt64Timestamp", "true");
@@ -93,7 +91,7 @@ impl PageSource {
                         }
                     }
                 }
-                client.send(req).await
+                rest.send(req).await
             }
         }
     }
@@ -101,69 +99,45 @@ impl PageSource {
 
 /// A stream of Arrow record batches.
 ///
-/// Pages are fetched and decoded on a background task, one page ahead of the consumer, and
-/// handed over through a bounded channel: memory holds at most a few batches however large
-/// the result. Dropping the stream stops the task.
+/// The batches of a result's first response are in memory; the pages after it are fetched
+/// and decoded on background tasks, one page ahead of the consumer, and handed over through
+/// a bounded channel: memory holds at most a few batches however large the result.
+/// Dropping the stream stops the tasks.
 pub struct BatchStream {
     schema: SchemaRef,
     buffered: VecDeque<RecordBatch>,
-    rx: Option<mpsc::Receiver<Result<RecordBatch>>>,
-    task: Option<JoinHandle<()>>,
-    /// Batches from a Storage Read of a query's destination table, instead of REST pages.
-    other: Option<BoxStream<'static, Result<RecordBatch>>>,
+    /// The batches after `buffered`: later pages, or a Storage Read.
+    rest: Option<BoxStream<'static, Result<RecordBatch>>>,
+    storage_read: bool,
 }
 
 impl std::fmt::Debug for BatchStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BatchStream")
             .field("buffered", &self.buffered.len())
-            .field("storage_read", &self.is_storage_read())
+            .field("storage_read", &self.storage_read)
             .finish_non_exhaustive()
     }
 }
 
-impl Drop for BatchStream {
-    fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
-    }
-}
-
 impl BatchStream {
-    /// A stream over `first` (batches already in memory), then the pages of `source` after
-    /// `next_token` (rows counted from `rows_before` in errors).
-    pub(crate) fn after_first_page(
-        client: Client,
-        source: Option<PageSource>,
-        schemas: (TableSchema, SchemaRef),
+    /// `first` (batches already in memory), then the batches of `rest`.
+    pub(crate) fn new(
+        schema: SchemaRef,
         first: Vec<RecordBatch>,
-        next_token: Option<String>,
-        rows_before: u64,
+        rest: Option<BoxStream<'static, Result<RecordBatch>>>,
     ) -> Self {
-        let (schema, arrow_schema) = schemas;
-        let (rx, task) = match (source, next_token) {
-            (Some(src), Some(token)) => Self::spawn(client, src, schema, Some(token), rows_before),
-            _ => (None, None),
-        };
         BatchStream {
-            schema: arrow_schema,
+            schema,
             buffered: first.into(),
-            rx,
-            task,
-            other: None,
+            rest,
+            storage_read: false,
         }
     }
 
     /// A stream with no batches.
     pub(crate) fn empty(schema: SchemaRef) -> Self {
-        BatchStream {
-            schema,
-            buffered: VecDeque::new(),
-            rx: None,
-            task: None,
-            other: None,
-        }
+        BatchStream::new(schema, Vec::new(), None)
     }
 
     /// The batches of a Storage Read.
@@ -172,11 +146,8 @@ impl BatchStream {
         batches: BoxStream<'static, Result<RecordBatch>>,
     ) -> Self {
         BatchStream {
-            schema,
-            buffered: VecDeque::new(),
-            rx: None,
-            task: None,
-            other: Some(batches),
+            storage_read: true,
+            ..BatchStream::new(schema, Vec::new(), Some(batches))
         }
     }
 
@@ -185,47 +156,9 @@ impl BatchStream {
         self.buffered.pop_front()
     }
 
-    /// Whether the batches come through the Storage Read API rather than REST pages.
+    /// Whether the batches come through the Storage Read API rather than result pages.
     pub fn is_storage_read(&self) -> bool {
-        self.other.is_some()
-    }
-
-    /// A stream over every page of `source`.
-    pub(crate) fn all_pages(
-        client: Client,
-        source: PageSource,
-        schema: TableSchema,
-        arrow_schema: SchemaRef,
-    ) -> Self {
-        let (rx, task) = Self::spawn(client, source, schema, None, 0);
-        BatchStream {
-            schema: arrow_schema,
-            buffered: VecDeque::new(),
-            rx,
-            task,
-            other: None,
-        }
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn spawn(
-        client: Client,
-        source: PageSource,
-        schema: TableSchema,
-        token: Option<String>,
-        rows_before: u64,
-    ) -> (
-        Option<mpsc::Receiver<Result<RecordBatch>>>,
-        Option<JoinHandle<()>>,
-    ) {
-        let (tx, rx) = mpsc::channel(4);
-        let task = match source {
-            PageSource::Query { job, page_size } if client.inner.transport == Transport::Grpc => {
-                tokio::spawn(pump_grpc(client, job, page_size, token, rows_before, tx))
-            }
-            source => tokio::spawn(pump(client, source, schema, token, rows_before, tx)),
-        };
-        (Some(rx), Some(task))
+        self.storage_read
     }
 
     /// The Arrow schema of the batches.
@@ -250,19 +183,60 @@ impl Stream for BatchStream {
         if let Some(b) = self.buffered.pop_front() {
             return Poll::Ready(Some(Ok(b)));
         }
-        if let Some(rx) = self.rx.as_mut() {
-            return rx.poll_recv(cx);
-        }
-        match self.other.as_mut() {
+        match self.rest.as_mut() {
             Some(s) => s.as_mut().poll_next(cx),
             None => Poll::Ready(None),
         }
     }
 }
 
+/// The REST pages of `source` after `token` (from the first page when `None`), with rows
+/// counted from `rows_before` in errors: fetched and decoded on a background task, each
+/// body decoded as it arrives and the next page fetched while it is, and handed over
+/// through a bounded channel. Dropping the stream stops the task.
+///
+/// Not the paginator of [`crate::paging`]: a REST page names its successor partway through
+/// its body, before its rows, so the next fetch starts before the page is whole.
+pub(crate) fn rest_pages(
+    rest: Arc<Rest>,
+    source: PageSource,
+    schema: TableSchema,
+    token: Option<String>,
+    rows_before: u64,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let (tx, rx) = mpsc::channel(4);
+    let task = tokio::spawn(pump(rest, source, schema, token, rows_before, tx));
+    Box::pin(Pumped { rx, task })
+}
+
+/// The batches a pump task sends; aborts the task when dropped.
+struct Pumped {
+    rx: mpsc::Receiver<Result<RecordBatch>>,
+    task: JoinHandle<()>,
+}
+
+impl Stream for Pumped {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for Pumped {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// Fetches and decodes pages, sending batches to `tx` until the last page or an error.
+///
+/// Each fetch is retried by the client's policy. A page whose body breaks before any of its
+/// rows were sent is fetched again, under the same policy through the retry driver: its
+/// failures in a row are bounded in number and time, and the error given up with says how
+/// many attempts were made.
 async fn pump(
-    client: Client,
+    rest: Arc<Rest>,
     source: PageSource,
     schema: TableSchema,
     token: Option<String>,
@@ -270,13 +244,13 @@ async fn pump(
     tx: mpsc::Sender<Result<RecordBatch>>,
 ) {
     let spawn_fetch = |token: Option<String>| {
-        let client = client.clone();
+        let rest = rest.clone();
         let source = source.clone();
-        tokio::spawn(async move { source.fetch(&client, token.as_deref()).await })
+        tokio::spawn(async move { source.fetch(&rest, token.as_deref()).await })
     };
     let mut next = Some(spawn_fetch(token.clone()));
     let mut current_token = token;
-    let mut retries = 0u32;
+    let mut attempts = Attempts::new(rest.retry());
     while let Some(handle) = next.take() {
         let resp = match handle.await {
             Ok(Ok(r)) => r,
@@ -297,7 +271,7 @@ async fn pump(
         match decode_page(resp, &schema, rows_before, &tx, &mut next, &spawn_fetch).await {
             Ok(PageEnd::Done { rows, token }) => {
                 rows_before += rows;
-                retries = 0;
+                attempts.reset();
                 current_token = token;
                 if next.is_none()
                     && let Some(t) = &current_token
@@ -312,74 +286,20 @@ async fn pump(
                 return;
             }
             Err((e, sent)) => {
-                // A page cut mid-body is fetched again; rows already sent are skipped.
-                if e.is_retryable() && sent == 0 && retries + 1 < client.inner.retry.max_attempts {
-                    retries += 1;
+                // A page cut mid-body before any of its rows went out is fetched again.
+                if let Some(wait) = attempts.retry(&e, e.is_retryable() && sent == 0) {
+                    tracing::debug!(error = %e, ?wait, "fetching a broken result page again");
                     if let Some(n) = next.take() {
                         n.abort();
                     }
-                    tokio::time::sleep(client.inner.retry.backoff(retries)).await;
+                    tokio::time::sleep(wait).await;
                     next = Some(spawn_fetch(current_token.clone()));
                     continue;
                 }
-                let _ = tx.send(Err(e)).await;
+                let _ = tx.send(Err(attempts.give_up(e))).await;
                 return;
             }
         }
-    }
-}
-
-/// `GetQueryResults` pages of `job` over gRPC, sending batches to `tx` until the last page
-/// or an error; the next page is requested as soon as a response names it, while this one
-/// is decoded. (Each call is retried by the client's policy; a response arrives whole.)
-async fn pump_grpc(
-    client: Client,
-    job: JobReference,
-    page_size: Option<u32>,
-    token: Option<String>,
-    mut rows_before: u64,
-    tx: mpsc::Sender<Result<RecordBatch>>,
-) {
-    let fetch = |token: Option<String>| {
-        let (client, job) = (client.clone(), job.clone());
-        tokio::spawn(async move {
-            client
-                .grpc_query_results(&job, token.as_deref(), page_size, None)
-                .await
-        })
-    };
-    let mut next = Some(fetch(token));
-    'pages: while let Some(handle) = next.take() {
-        let page = match handle.await {
-            Ok(Ok(resp)) => {
-                let token = Some(&resp.message.page_token)
-                    .filter(|t| !t.is_empty())
-                    .cloned();
-                next = token.map(|t| fetch(Some(t)));
-                super::grpc::results_page(*resp, rows_before)
-            }
-            Ok(Err(e)) => Err(e),
-            Err(e) => Err(Error::new(
-                ErrorKind::Transport,
-                format!("page task failed: {e}"),
-            )),
-        };
-        let batches = match page {
-            Ok(page) => page.batches,
-            Err(e) => {
-                let _ = tx.send(Err(e)).await;
-                break 'pages;
-            }
-        };
-        for b in batches {
-            rows_before += b.num_rows() as u64;
-            if tx.send(Ok(b)).await.is_err() {
-                break 'pages;
-            }
-        }
-    }
-    if let Some(n) = next {
-        n.abort();
     }
 }
 
@@ -433,7 +353,7 @@ async fn decode_page(
         }
     }
     let has_total_rows = decoder.metadata().contains_key("totalRows");
-    let stats = super::QueryStats::from_metadata(decoder.take_metadata()).map_err(|e| (e, sent))?;
+    let stats = QueryStats::from_metadata(decoder.take_metadata()).map_err(|e| (e, sent))?;
     // A page that reports errors instead of a result fails the read.
     if sent == 0 && !has_total_rows {
         stats.check_errors().map_err(|e| (e, 0))?;

@@ -1,5 +1,8 @@
-//! The metadata of `jobs.query` and `jobs.getQueryResults` responses, and query statistics.
+//! The metadata of `jobs.query` and `jobs.getQueryResults` responses, query statistics,
+//! and a decoded response.
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use bigq_codec::schema::TableSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -162,6 +165,16 @@ impl QueryStats {
     pub(crate) fn is_complete(&self) -> bool {
         self.job_complete.unwrap_or(false)
     }
+}
+
+/// One decoded response of a query (`jobs.query`, `jobs.getQueryResults` or their gRPC
+/// forms): its statistics and its rows as batches.
+pub(crate) struct ResultPage {
+    pub(crate) stats: QueryStats,
+    pub(crate) batches: Vec<RecordBatch>,
+    /// The batches' schema when the response carried its own (Arrow); otherwise the one
+    /// derived from `stats.schema`.
+    pub(crate) arrow_schema: Option<SchemaRef>,
 }
 
 fn creation_reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -9,13 +9,14 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     big_query_read_client::BigQueryReadClient, read_session,
 };
 
-use super::streams::ReadStream;
+use super::options::{Compression, ReadOptions};
+use super::spawn::spawn;
+use super::streams::{ReadBatchStream, ReadStream};
 use super::task::Batches;
-use super::{Compression, ReadBatchStream, ReadOptions, spawn};
-use crate::admin::TableId;
 use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, Rpc, status_error};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ids::TableId;
 use bigq_codec::ipc::IpcDecoder;
 
 /// A created read session: its streams and the Arrow schema they share.
@@ -25,13 +26,6 @@ pub(crate) struct Session {
     pub(crate) schema_bytes: Vec<u8>,
     pub(crate) schema: SchemaRef,
     pub(crate) streams: Vec<String>,
-}
-
-pub(crate) fn table_path(id: &TableId) -> String {
-    format!(
-        "projects/{}/datasets/{}/tables/{}",
-        id.project, id.dataset, id.table
-    )
 }
 
 /// The CreateReadSession request for a table and the caller's options.
@@ -70,7 +64,7 @@ pub(crate) fn request(
     CreateReadSessionRequest {
         parent: format!("projects/{billing_project}"),
         read_session: Some(ProtoSession {
-            table: table_path(id),
+            table: id.path(),
             data_format: DataFormat::Arrow as i32,
             read_options: Some(read_options),
             table_modifiers,
@@ -101,7 +95,9 @@ impl Client {
             routing: &table,
         };
         let session = self
-            .unary(&self.inner.grpc, rpc, req, |channel, req| async move {
+            .inner
+            .storage
+            .unary(rpc, req, |channel, req| async move {
                 BigQueryReadClient::new(channel)
                     .max_decoding_message_size(MAX_DECODING_MESSAGE_SIZE)
                     .create_read_session(req)
@@ -163,7 +159,8 @@ impl ReadSession {
     /// runtime.
     pub fn read_stream(&self, name: &str) -> Result<ReadStream> {
         let names = [name.to_string()];
-        let (rx, tasks) = spawn(&self.client, &self.inner, || Batches, &names, false)?;
+        let schema = &self.inner.schema_bytes;
+        let (rx, tasks) = spawn(&self.client, schema, || Batches, &names, false)?;
         Ok(ReadStream::new(
             name.to_string(),
             ReadBatchStream::new(self.inner.schema.clone(), rx, 1, tasks),
@@ -187,8 +184,9 @@ impl ReadSession {
             name: name.to_string(),
             fraction,
         };
-        let channel = self.client.inner.grpc.channel().await?;
-        let req = self.client.grpc_request(req, "name", name).await?;
+        let storage = &self.client.inner.storage;
+        let channel = storage.channel().channel().await?;
+        let req = storage.request(req, "name", name).await?;
         let resp = BigQueryReadClient::new(channel)
             .split_read_stream(req)
             .await
@@ -210,11 +208,7 @@ mod tests {
 
     #[test]
     fn request_carries_the_options() {
-        let id = TableId {
-            project: "data".into(),
-            dataset: "d".into(),
-            table: "t".into(),
-        };
+        let id = TableId::new("data", "d", "t");
         let o = ReadOptions {
             selected_fields: vec!["a".into(), "s.b".into()],
             row_restriction: Some("a > 1".into()),

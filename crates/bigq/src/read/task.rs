@@ -1,7 +1,7 @@
 //! One read stream's task: ReadRows, IPC decoding, optional row decoding, and resuming at
 //! the offset already read when the call breaks.
 
-use std::time::Instant;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use bigq_codec::de::RowDecoder;
@@ -13,10 +13,9 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::wire::{ReadResponse, ReadRowsCodec};
-use crate::client::Client;
-use crate::client::grpc::{is_resumable, ready_client, retry_delay, status_error};
+use crate::client::grpc::{Grpc, is_resumable, ready_client, status_error};
 use crate::error::{Error, ErrorKind, Result};
-use crate::retry::RetryPolicy;
+use crate::retry::{Attempts, RetryPolicy};
 use bigq_codec::ipc::IpcDecoder;
 
 /// The responses of one ReadRows call.
@@ -32,9 +31,9 @@ pub(crate) trait RowsSource: Send + 'static {
     ) -> BoxFuture<'static, std::result::Result<Responses, Status>>;
 }
 
-/// ReadRows over the client's gRPC channel.
+/// ReadRows over the client's Storage API channel.
 pub(crate) struct GrpcRows {
-    pub(crate) client: Client,
+    pub(crate) storage: Arc<Grpc>,
 }
 
 impl RowsSource for GrpcRows {
@@ -43,18 +42,18 @@ impl RowsSource for GrpcRows {
         stream: &str,
         offset: i64,
     ) -> BoxFuture<'static, std::result::Result<Responses, Status>> {
-        let client = self.client.clone();
+        let storage = self.storage.clone();
         let stream = stream.to_string();
         Box::pin(async move {
             let to_status = |e: Error| Status::unavailable(e.to_string());
-            let channel = client.inner.grpc.channel().await.map_err(to_status)?;
+            let channel = storage.channel().channel().await.map_err(to_status)?;
             let request = ReadRowsRequest {
                 read_stream: stream.clone(),
                 offset,
                 ..Default::default()
             };
-            let request = client
-                .grpc_request(request, "read_stream", &stream)
+            let request = storage
+                .request(request, "read_stream", &stream)
                 .await
                 .map_err(|e| Status::unauthenticated(e.to_string()))?;
             let mut rpc = ready_client(channel).await?;
@@ -114,7 +113,8 @@ impl<T: serde::de::DeserializeOwned + Send + 'static> BatchSink for Rows<T> {
 ///
 /// The offset sent when reopening is the number of rows already delivered, so no row is
 /// lost or delivered twice. Failures in a row without progress are bounded by `policy`
-/// (attempts and time since the last row arrived). Ends quietly when the receiver is gone.
+/// through the retry driver (attempts, and time since the last row arrived), with the wait
+/// a RetryInfo asks for honoured. Ends quietly when the receiver is gone.
 pub(crate) async fn read_stream<S: BatchSink>(
     mut source: impl RowsSource,
     stream: String,
@@ -124,8 +124,7 @@ pub(crate) async fn read_stream<S: BatchSink>(
     tx: mpsc::Sender<Result<S::Item>>,
 ) {
     let mut offset: u64 = 0;
-    let mut failures: u32 = 0;
-    let mut since = Instant::now();
+    let mut attempts = Attempts::new(&policy);
     loop {
         let status = match source.open(&stream, offset as i64).await {
             Err(status) => status,
@@ -138,8 +137,7 @@ pub(crate) async fn read_stream<S: BatchSink>(
                         let item = match item {
                             Ok(Some((item, rows))) => {
                                 offset += rows;
-                                failures = 0;
-                                since = Instant::now();
+                                attempts.reset();
                                 item
                             }
                             Ok(None) => continue,
@@ -155,21 +153,13 @@ pub(crate) async fn read_stream<S: BatchSink>(
                 }
             },
         };
-        failures += 1;
-        let backoff = retry_delay(&status).unwrap_or_else(|| policy.backoff(failures));
-        if !is_resumable(&status)
-            || failures >= policy.max_attempts
-            || since.elapsed() + backoff > policy.total_timeout
-        {
-            let mut e = status_error(&status);
-            if failures > 1 {
-                e = e.with_attempts(failures, since.elapsed());
-            }
-            let _ = tx.send(Err(e)).await;
+        let e = status_error(&status);
+        let Some(wait) = attempts.retry(&e, is_resumable(&status)) else {
+            let _ = tx.send(Err(attempts.give_up(e))).await;
             return;
-        }
-        tracing::debug!(stream, offset, failures, %status, "resuming ReadRows");
-        tokio::time::sleep(backoff).await;
+        };
+        tracing::debug!(stream, offset, attempt = attempts.attempt(), %status, ?wait, "resuming ReadRows");
+        tokio::time::sleep(wait).await;
     }
 }
 
@@ -218,8 +208,8 @@ mod tests {
     use gcloud_sdk::google::cloud::bigquery::storage::v1::{ArrowRecordBatch, ReadRowsResponse};
 
     use super::*;
-    use crate::client::grpc::tests::throttled;
     use crate::read::test_batches::{batch, batch_message, schema_stream};
+    use crate::retry::tests::throttled;
 
     /// A fake server: a table of `total` rows served in batches of `per`; each call is cut
     /// by the next planned failure after that many batches (or fails to open).

@@ -12,15 +12,21 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
     BatchCommitWriteStreamsResponse, CreateWriteStreamRequest, FinalizeWriteStreamRequest,
     FinalizeWriteStreamResponse, FlushRowsRequest, FlushRowsResponse, GetWriteStreamRequest,
-    RowError as PbRowError, WriteStream, append_rows_request, append_rows_response, write_stream,
+    RowError as PbRowError, WriteStream, append_rows_request, append_rows_response,
+    table_field_schema, write_stream,
 };
 use gcloud_sdk::prost::Message;
 use tokio::sync::{Semaphore, mpsc};
 use tonic::{Code, Status};
 
+use super::schema::from_storage_schema;
 use super::transport::{Requests, Responses, WriteTransport};
 use super::*;
-use crate::Credentials;
+use crate::auth::Credentials;
+use crate::client::Client;
+use crate::retry::RetryPolicy;
+use crate::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+use crate::value::Timestamp;
 
 /// What the server does with one AppendRows request, in the order requests arrive.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@ use tonic::Status;
 
 use crate::client::Client;
 use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, ready_client};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 /// The responses of one AppendRows connection.
 pub(crate) type Responses = BoxStream<'static, Result<AppendRowsResponse, Status>>;
@@ -102,7 +102,7 @@ pub(crate) struct GrpcWrite {
 fn to_status(e: Error) -> Status {
     if e.is_auth() {
         Status::unauthenticated(e.to_string())
-    } else if e.kind() == crate::ErrorKind::Config {
+    } else if e.kind() == ErrorKind::Config {
         Status::invalid_argument(e.to_string())
     } else {
         Status::unavailable(e.to_string())
@@ -115,9 +115,10 @@ macro_rules! unary {
         let client = $self.client.clone();
         Box::pin(async move {
             let routing = $value($req.clone());
-            let channel = client.inner.grpc.channel().await.map_err(to_status)?;
-            let request = client
-                .grpc_request($req, $key, &routing)
+            let storage = &client.inner.storage;
+            let channel = storage.channel().channel().await.map_err(to_status)?;
+            let request = storage
+                .request($req, $key, &routing)
                 .await
                 .map_err(to_status)?;
             let mut rpc = BigQueryWriteClient::new(channel)
@@ -132,9 +133,10 @@ impl WriteTransport for GrpcWrite {
         let client = self.client.clone();
         let stream = stream.to_string();
         Box::pin(async move {
-            let channel = client.inner.grpc.channel().await.map_err(to_status)?;
-            let (metadata, extensions, ()) = client
-                .grpc_request((), "write_stream", &stream)
+            let storage = &client.inner.storage;
+            let channel = storage.channel().channel().await.map_err(to_status)?;
+            let (metadata, extensions, ()) = storage
+                .request((), "write_stream", &stream)
                 .await
                 .map_err(to_status)?
                 .into_parts();

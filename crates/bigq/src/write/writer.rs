@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -21,11 +20,12 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
+use super::options::StreamKind;
+use super::summary::WriteSummary;
 use super::transport::{Requests, Responses, WriteTransport};
-use super::{RowError, StreamKind, WriteSummary};
-use crate::client::grpc::{retry_delay, status_error};
-use crate::error::{Error, ErrorKind, Result};
-use crate::retry::RetryPolicy;
+use crate::client::grpc::status_error;
+use crate::error::{Error, ErrorKind, Result, RowError};
+use crate::retry::{Attempts, RetryPolicy, retry_info};
 
 /// Bytes of an AppendRowsRequest besides its rows (stream name, offset, trace id, missing
 /// value settings), kept free under the size limit.
@@ -161,11 +161,73 @@ impl Writer {
     }
 
     /// The name of the write stream (`projects/../streams/..`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let writer = client.write("ds.people").pending().open().await?;
+    /// assert!(writer.stream_name().starts_with("projects/"));
+    /// assert!(writer.stream_name().contains("/tables/people/streams/"));
+    /// # Ok(()) }
+    /// ```
     pub fn stream_name(&self) -> &str {
         &self.cfg.stream
     }
 
     /// What has been written so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.append(&people).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(writer.summary().rows_written, 3);
+    /// assert_eq!(writer.summary().requests, 1);
+    /// # Ok(()) }
+    /// ```
     pub fn summary(&self) -> &WriteSummary {
         &self.summary
     }
@@ -188,6 +250,44 @@ impl Writer {
     /// The rows are encoded before any is queued: a row that does not fit the schema is an
     /// [`ErrorKind::Encode`] error naming its index in `rows`, its column and value, and none
     /// of `rows` is written. The writer stays usable after such an error.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.append(&people).await?;
+    /// // A row that does not fit the schema names its index; none of the append is written.
+    /// #[derive(serde::Serialize)]
+    /// struct NoId {
+    ///     name: String,
+    /// }
+    /// let e = writer.append(&[NoId { name: "x".into() }]).await.unwrap_err();
+    /// assert_eq!(e.codec_error().and_then(|c| c.row()), Some(0));
+    /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
         self.check_failed()?;
         let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
@@ -240,11 +340,42 @@ impl Writer {
     /// TIMESTAMP); BigQuery's row errors come back with [`Error::row_errors`], numbered as
     /// the writer counts rows.
     ///
-    /// ```no_run
-    /// # async fn run(client: bigq::Client, batch: bigq::arrow::RecordBatch) -> bigq::Result<()> {
-    /// let mut writer = client.write("my_dataset.my_table").committed().open().await?;
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use std::sync::Arc;
+    /// use bigq::arrow::array::{ArrayRef, Int64Array, StringArray};
+    /// let batch = bigq::arrow::RecordBatch::try_from_iter([
+    ///     ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+    ///     ("name", Arc::new(StringArray::from(vec![Some("a"), None])) as ArrayRef),
+    /// ])
+    /// .unwrap();
+    /// let mut writer = client.write("ds.people").committed().open().await?;
     /// writer.append_batch(&batch).await?;
     /// writer.finish().await?;
+    /// assert_eq!(count(client).await?, 2);
     /// # Ok(()) }
     /// ```
     pub async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -324,6 +455,38 @@ impl Writer {
     /// Sends the rows queued so far and waits until BigQuery has confirmed every request.
     /// On a BUFFERED stream, also flushes the stream up to the last row, making the rows
     /// visible.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").buffered().open().await?;
+    /// writer.append(&people).await?;
+    /// assert_eq!(count(client.clone()).await?, 0);
+    /// writer.flush().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn flush(&mut self) -> Result<()> {
         self.check_failed()?;
         self.send_batch().await?;
@@ -351,6 +514,37 @@ impl Writer {
     /// A PENDING stream's rows are still invisible after this: call
     /// [`commit`](Self::commit) instead, or commit several finalized streams together with
     /// [`Client::commit_write_streams`](crate::Client::commit_write_streams).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").committed().open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!((summary.rows_written, summary.finalized_rows), (3, Some(3)));
+    /// # Ok(()) }
+    /// ```
     pub async fn finish(mut self) -> Result<WriteSummary> {
         self.finish_inner().await?;
         Ok(self.summary)
@@ -376,6 +570,38 @@ impl Writer {
 
     /// For a PENDING stream: sends what is left, finalizes the stream and commits it, so that
     /// all its rows become visible at once, or none.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").pending().open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.commit().await?;
+    /// assert!(summary.commit_time.is_some());
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
     pub async fn commit(mut self) -> Result<WriteSummary> {
         if self.cfg.kind != StreamKind::Pending {
             return Err(Error::config("only a PENDING stream is committed"));
@@ -512,9 +738,12 @@ impl Writer {
 
     /// Waits for the oldest request's response; reconnects and sends the unconfirmed
     /// requests again after a retryable failure.
+    ///
+    /// Failures in a row are bounded by the client's policy through the retry driver, from
+    /// the first failure on (the wait for a response before it does not count), with the
+    /// wait a RetryInfo asks for honoured.
     async fn await_one(&mut self) -> Result<()> {
-        let mut failures = 0u32;
-        let mut since = Instant::now();
+        let mut attempts: Option<Attempts> = None;
         loop {
             let outcome = match self.connection.as_mut() {
                 None => Outcome::Retry(Status::unavailable("not connected")),
@@ -539,21 +768,15 @@ impl Writer {
                     return Err(self.fail(e));
                 }
                 Outcome::Retry(status) => {
-                    failures += 1;
-                    if failures == 1 {
-                        since = Instant::now();
-                    }
-                    let policy = &self.cfg.retry;
-                    let wait = retry_delay(&status).unwrap_or_else(|| policy.backoff(failures));
-                    if failures >= policy.max_attempts
-                        || since.elapsed() + wait > policy.total_timeout
-                    {
-                        let e = status_error(&status).with_attempts(failures, since.elapsed());
+                    let attempts = attempts.get_or_insert_with(|| Attempts::new(&self.cfg.retry));
+                    let e = status_error(&status);
+                    let Some(wait) = attempts.retry(&e, true) else {
+                        let e = attempts.give_up(e);
                         self.in_flight.clear();
                         self.connection = None;
                         return Err(self.fail(e));
-                    }
-                    tracing::debug!(%status, failures, ?wait, "AppendRows: reconnecting");
+                    };
+                    tracing::debug!(%status, attempt = attempts.attempt(), ?wait, "AppendRows: reconnecting");
                     self.connection = None;
                     tokio::time::sleep(wait).await;
                     self.resend().await;
@@ -586,7 +809,7 @@ impl Writer {
             | Code::Unknown
             | Code::Cancelled
             | Code::DeadlineExceeded => Outcome::Retry(status),
-            Code::ResourceExhausted if retry_delay(&status).is_some() => Outcome::Retry(status),
+            Code::ResourceExhausted if retry_info(&status).is_some() => Outcome::Retry(status),
             Code::AlreadyExists if self.cfg.kind.has_offsets() => Outcome::Done,
             Code::OutOfRange if self.cfg.kind.has_offsets() => Outcome::Retry(status),
             _ => Outcome::Fail(status_error(&status)),

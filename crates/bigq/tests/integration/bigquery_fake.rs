@@ -293,7 +293,7 @@ async fn datasets_and_tables_over_the_v2_services() {
         got.schema.unwrap().fields[4].mode,
         Some(FieldMode::Repeated)
     );
-    let listed = client.list_tables("shop").await.unwrap();
+    let listed = client.list_tables("shop").try_collect().await.unwrap();
     assert_eq!(
         listed.iter().map(|t| t.table_id()).collect::<Vec<_>>(),
         ["orders"]

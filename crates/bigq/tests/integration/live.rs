@@ -31,7 +31,7 @@ async fn live_short_query_and_job_query() {
 
     let job = client
         .query("SELECT 1 AS x")
-        .job_creation_required()
+        .job_creation_required(true)
         .run()
         .await
         .unwrap();

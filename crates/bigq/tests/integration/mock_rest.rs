@@ -158,6 +158,42 @@ async fn retries_server_errors_with_the_same_request_id() {
     );
 }
 
+/// A 429 with `Retry-After` is sent again after the wait the server asked for, not the
+/// policy's (1 ms) backoff.
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let server = MockServer::start().await;
+    struct ThrottledThenOk(Arc<AtomicUsize>);
+    impl Respond for ThrottledThenOk {
+        fn respond(&self, _: &Request) -> ResponseTemplate {
+            match self.0.fetch_add(1, Ordering::SeqCst) {
+                0 => ResponseTemplate::new(429)
+                    .insert_header("Retry-After", "1")
+                    .set_body_json(json!({"error": {"code": 429, "message": "slow down",
+                        "errors": [{"reason": "rateLimitExceeded", "message": "slow down"}]}})),
+                _ => ResponseTemplate::new(200).set_body_json(json!({
+                    "tableReference": {"projectId": "p", "datasetId": "d", "tableId": "t"}})),
+            }
+        }
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    Mock::given(method("GET"))
+        .and(path("/bigquery/v2/projects/p/datasets/d/tables/t"))
+        .respond_with(ThrottledThenOk(calls.clone()))
+        .mount(&server)
+        .await;
+    let c = client(&server).await;
+    let started = std::time::Instant::now();
+    let t = c.get_table("d.t").await.unwrap();
+    assert_eq!(t.table_id(), "t");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn client_errors_are_not_retried_and_keep_the_reason() {
     let server = MockServer::start().await;
@@ -367,4 +403,42 @@ async fn large_results_go_to_storage_read_only_where_a_storage_endpoint_is_set()
     assert!(!results.reads_with_storage_api());
     let got: Vec<(i64,)> = results.fetch_all().await.unwrap();
     assert_eq!(got, vec![(1,), (2,), (3,)]);
+}
+
+/// A listing is a stream: a page is fetched when the items before it have been read, so
+/// taking the first dataset costs one request however many pages there are.
+#[tokio::test]
+async fn listings_fetch_pages_as_they_are_read() {
+    use futures::TryStreamExt;
+    let server = MockServer::start().await;
+    let dataset = |id: &str| json!({"datasetReference": {"projectId": "p", "datasetId": id}});
+    Mock::given(method("GET"))
+        .and(path("/bigquery/v2/projects/p/datasets"))
+        .and(wiremock::matchers::query_param_is_missing("pageToken"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "datasets": [dataset("a"), dataset("b")], "nextPageToken": "p2"})))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/bigquery/v2/projects/p/datasets"))
+        .and(query_param("pageToken", "p2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "datasets": [dataset("c")], "nextPageToken": ""})))
+        .mount(&server)
+        .await;
+    let c = client(&server).await;
+    let mut listing = c.list_datasets(None, false);
+    let first = listing.try_next().await.unwrap().unwrap();
+    assert_eq!(first.dataset_id(), "a");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    let rest: Vec<String> = listing
+        .map_ok(|d| d.dataset_id().to_string())
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(rest, ["b", "c"]);
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+    // A dataset id that does not parse is the listing's one item.
+    let bad: Vec<_> = c.list_tables("a/b").collect().await;
+    assert!(bad.len() == 1 && bad[0].is_err(), "{bad:?}");
 }

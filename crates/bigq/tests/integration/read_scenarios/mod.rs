@@ -107,7 +107,7 @@ pub async fn same_rows_as_tabledata_list(client: &Client, table: &str) {
     let ordered = client
         .read(table)
         .max_streams(4)
-        .ordered()
+        .ordered(true)
         .rows::<Row>()
         .await
         .unwrap();

@@ -57,7 +57,11 @@ pub async fn create_insert_query_typed_and_arrow(client: &Client) {
     client.create_dataset(Dataset::new(&ds)).await.unwrap();
     let again = client.create_dataset(Dataset::new(&ds)).await.unwrap_err();
     assert!(again.is_already_exists(), "{again:?}");
-    let listed = client.list_datasets(None, false).await.unwrap();
+    let listed = client
+        .list_datasets(None, false)
+        .try_collect()
+        .await
+        .unwrap();
     let mine = listed.iter().find(|d| d.dataset_id() == ds);
     assert_eq!(
         mine.map(|d| d.project_id()),
@@ -131,14 +135,18 @@ pub async fn create_insert_query_typed_and_arrow(client: &Client) {
         .unwrap();
     assert_eq!(names.len(), 50);
 
-    let listed_tables = client.list_tables(&ds).await.unwrap();
+    let listed_tables = client.list_tables(&ds).try_collect().await.unwrap();
     assert!(listed_tables.iter().any(|t| t.table_id() == "people"));
     client.delete_table(&table).await.unwrap();
     let gone = client.get_table(&table).await.unwrap_err();
     assert!(gone.is_not_found(), "{gone:?}");
     client.delete_dataset(&ds, true).await.unwrap();
     assert!(client.get_dataset(&ds).await.unwrap_err().is_not_found());
-    let listed = client.list_datasets(None, false).await.unwrap();
+    let listed = client
+        .list_datasets(None, false)
+        .try_collect()
+        .await
+        .unwrap();
     assert!(!listed.iter().any(|d| d.dataset_id() == ds), "{listed:?}");
 }
 
@@ -339,7 +347,7 @@ pub async fn query_into_destination_table_and_get_job(client: &Client) {
         (ds.as_str(), "out")
     );
     let mut stored: Vec<(i64, i64)> = client
-        .read_table_data(&format!("{ds}.out"))
+        .read_table_data(format!("{ds}.out"))
         .fetch_all()
         .await
         .unwrap();

@@ -1,4 +1,4 @@
-//! When and how requests are retried.
+//! The retry policy: how many attempts, how long between them, and for how long in all.
 
 use std::time::Duration;
 
@@ -6,8 +6,26 @@ use std::time::Duration;
 ///
 /// A request is retried only when it is safe to send again (reads, and writes that carry a
 /// request id or job id) and the failure is [retryable](crate::Error::is_retryable). Waits
-/// grow exponentially with full jitter, and stop at `max_attempts` or `total_timeout`,
+/// grow exponentially with full jitter, unless the server says how long to wait (gRPC's
+/// `RetryInfo`, HTTP's `Retry-After`), and stop at `max_attempts` or `total_timeout`,
 /// whichever comes first. Errors report the attempts made and the time spent.
+///
+/// The client's policy ([`ClientBuilder::with_retry_policy`](crate::ClientBuilder::with_retry_policy))
+/// covers every RPC, query result page and stream reconnect; a query's job is run again
+/// under a policy of its own ([`QueryBuilder::job_retry`](crate::query::QueryBuilder::job_retry)).
+///
+/// ```
+/// use std::time::Duration;
+/// use bigq::RetryPolicy;
+///
+/// let policy = RetryPolicy::default()
+///     .with_max_attempts(4)
+///     .with_initial_backoff(Duration::from_millis(50))
+///     .with_total_timeout(Duration::from_secs(30));
+/// assert_eq!(policy.max_attempts, 4);
+/// assert_eq!(policy.max_backoff, RetryPolicy::default().max_backoff);
+/// assert_eq!(RetryPolicy::never().max_attempts, 1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
     /// Attempts in all, including the first (1 disables retries).
@@ -41,6 +59,36 @@ impl RetryPolicy {
             max_attempts: 1,
             ..Default::default()
         }
+    }
+
+    /// Sets the attempts in all, including the first (1 disables retries).
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// Sets the wait before the second attempt.
+    pub fn with_initial_backoff(mut self, wait: Duration) -> Self {
+        self.initial_backoff = wait;
+        self
+    }
+
+    /// Sets the longest wait between attempts.
+    pub fn with_max_backoff(mut self, wait: Duration) -> Self {
+        self.max_backoff = wait;
+        self
+    }
+
+    /// Sets the factor the wait grows by after each attempt.
+    pub fn with_multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = multiplier;
+        self
+    }
+
+    /// Sets the time after the first attempt when no new attempt starts.
+    pub fn with_total_timeout(mut self, timeout: Duration) -> Self {
+        self.total_timeout = timeout;
+        self
     }
 
     /// The wait before attempt `attempt + 1` (with `attempt` ≥ 1), with full jitter.

@@ -1,0 +1,247 @@
+//! Datasets, tables, jobs and schemas as the BigQuery v2 gRPC services' messages: the same
+//! resources as REST, converted to and from the v2 messages for the gRPC transport.
+
+use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+use gcloud_sdk::google::cloud::bigquery::v2 as pb;
+
+use super::datasets::{Dataset, DatasetListItem, DatasetReference};
+use super::jobs::{
+    Job, JobConfiguration, JobError, JobStatistics, JobStatus, QueryConfiguration, QueryStatistics,
+    TableReference as JobTableReference,
+};
+use super::tables::{Table, TableListItem, TableReference};
+use crate::client::grpc::non_empty;
+use crate::query::response::JobReference;
+
+fn non_zero(n: i64) -> Option<i64> {
+    (n != 0).then_some(n)
+}
+
+/// A dataset as `ListDatasets` describes it.
+pub(crate) fn dataset_list_item_from_proto(d: pb::ListFormatDataset) -> DatasetListItem {
+    let r = d.dataset_reference.unwrap_or_default();
+    DatasetListItem {
+        dataset_reference: DatasetReference {
+            project_id: r.project_id,
+            dataset_id: r.dataset_id,
+        },
+        location: non_empty(d.location),
+        friendly_name: d.friendly_name,
+        labels: d.labels.into_iter().collect(),
+    }
+}
+
+/// A table as `ListTables` describes it.
+pub(crate) fn table_list_item_from_proto(t: pb::ListFormatTable) -> TableListItem {
+    TableListItem {
+        table_reference: t.table_reference.map(table_reference).unwrap_or_default(),
+        table_type: non_empty(t.r#type),
+    }
+}
+
+/// A job as the v2 gRPC services describe it (the same fields as the REST resource).
+pub(crate) fn job_from_proto(job: pb::Job) -> Job {
+    let status = job.status.unwrap_or_default();
+    let query = job.configuration.and_then(|c| c.query);
+    let stats = job.statistics.and_then(|s| s.query);
+    Job {
+        job_reference: job
+            .job_reference
+            .map(job_reference_from_proto)
+            .unwrap_or_else(|| JobReference {
+                project_id: String::new(),
+                job_id: String::new(),
+                location: None,
+            }),
+        status: JobStatus {
+            state: non_empty(status.state),
+            error_result: status.error_result.map(|e| JobError {
+                reason: non_empty(e.reason),
+                message: non_empty(e.message),
+            }),
+        },
+        configuration: JobConfiguration {
+            query: query.map(|q| QueryConfiguration {
+                destination_table: q.destination_table.map(|t| JobTableReference {
+                    project_id: t.project_id,
+                    dataset_id: t.dataset_id,
+                    table_id: t.table_id,
+                }),
+            }),
+        },
+        statistics: JobStatistics {
+            query: stats.map(|q| QueryStatistics {
+                statement_type: non_empty(q.statement_type),
+            }),
+        },
+    }
+}
+
+/// A v2 `JobReference` as bigq's.
+pub(crate) fn job_reference_from_proto(j: pb::JobReference) -> JobReference {
+    JobReference {
+        project_id: j.project_id,
+        job_id: j.job_id,
+        location: j.location.filter(|l| !l.is_empty()),
+    }
+}
+
+pub(crate) fn dataset_to_proto(d: Dataset) -> pb::Dataset {
+    pb::Dataset {
+        dataset_reference: Some(pb::DatasetReference {
+            project_id: d.dataset_reference.project_id,
+            dataset_id: d.dataset_reference.dataset_id,
+        }),
+        location: d.location.unwrap_or_default(),
+        description: d.description,
+        friendly_name: d.friendly_name,
+        labels: d.labels.into_iter().collect(),
+        default_table_expiration_ms: d.default_table_expiration_ms,
+        ..Default::default()
+    }
+}
+
+pub(crate) fn dataset_from_proto(d: pb::Dataset) -> Dataset {
+    let r = d.dataset_reference.unwrap_or_default();
+    Dataset {
+        dataset_reference: DatasetReference {
+            project_id: r.project_id,
+            dataset_id: r.dataset_id,
+        },
+        location: non_empty(d.location),
+        description: d.description,
+        friendly_name: d.friendly_name,
+        labels: d.labels.into_iter().collect(),
+        default_table_expiration_ms: d.default_table_expiration_ms,
+        creation_time: non_zero(d.creation_time),
+    }
+}
+
+fn table_reference(r: pb::TableReference) -> TableReference {
+    TableReference {
+        project_id: r.project_id,
+        dataset_id: r.dataset_id,
+        table_id: r.table_id,
+    }
+}
+
+pub(crate) fn table_to_proto(t: Table) -> pb::Table {
+    let r = t.table_reference;
+    pb::Table {
+        table_reference: Some(pb::TableReference {
+            project_id: r.project_id,
+            dataset_id: r.dataset_id,
+            table_id: r.table_id,
+        }),
+        schema: t.schema.as_ref().map(schema_to_proto),
+        description: t.description,
+        labels: t.labels.into_iter().collect(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn table_from_proto(t: pb::Table) -> Table {
+    Table {
+        table_reference: t.table_reference.map(table_reference).unwrap_or_default(),
+        schema: t.schema.as_ref().map(schema_from_proto),
+        description: t.description,
+        labels: t.labels.into_iter().collect(),
+        table_type: non_empty(t.r#type),
+        num_rows: t.num_rows,
+        num_bytes: t.num_bytes,
+        location: non_empty(t.location),
+        creation_time: non_zero(t.creation_time),
+    }
+}
+
+/// A v2 `TableSchema` as bigq's (the other way: [`schema_to_proto`]).
+pub(crate) fn schema_from_proto(s: &pb::TableSchema) -> TableSchema {
+    TableSchema {
+        fields: s.fields.iter().map(field_from_proto).collect(),
+    }
+}
+
+fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
+    let positive = |n: i64| (n > 0).then_some(n);
+    TableFieldSchema {
+        name: f.name.clone(),
+        field_type: FieldType::parse(&f.r#type),
+        mode: match f.mode.to_ascii_uppercase().as_str() {
+            "REQUIRED" => Some(FieldMode::Required),
+            "REPEATED" => Some(FieldMode::Repeated),
+            "NULLABLE" => Some(FieldMode::Nullable),
+            _ => None,
+        },
+        fields: f.fields.iter().map(field_from_proto).collect(),
+        range_element_type: f.range_element_type.as_ref().map(|r| RangeElementType {
+            element_type: FieldType::parse(&r.r#type),
+        }),
+        description: f.description.clone(),
+        max_length: positive(f.max_length),
+        precision: positive(f.precision),
+        scale: positive(f.scale),
+        default_value_expression: f.default_value_expression.clone(),
+    }
+}
+
+/// bigq's schema as a v2 `TableSchema`.
+pub(crate) fn schema_to_proto(s: &TableSchema) -> pb::TableSchema {
+    pb::TableSchema {
+        fields: s.fields.iter().map(field_to_proto).collect(),
+        foreign_type_info: None,
+    }
+}
+
+fn field_to_proto(f: &TableFieldSchema) -> pb::TableFieldSchema {
+    pb::TableFieldSchema {
+        name: f.name.clone(),
+        r#type: f.field_type.to_string(),
+        mode: match f.mode {
+            Some(FieldMode::Required) => "REQUIRED",
+            Some(FieldMode::Repeated) => "REPEATED",
+            Some(FieldMode::Nullable) => "NULLABLE",
+            None => "",
+        }
+        .to_string(),
+        fields: f.fields.iter().map(field_to_proto).collect(),
+        description: f.description.clone(),
+        max_length: f.max_length.unwrap_or(0),
+        precision: f.precision.unwrap_or(0),
+        scale: f.scale.unwrap_or(0),
+        default_value_expression: f.default_value_expression.clone(),
+        range_element_type: f.range_element_type.as_ref().map(|r| {
+            pb::table_field_schema::FieldElementType {
+                r#type: r.element_type.to_string(),
+            }
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bigq_codec::schema::FieldType;
+
+    #[test]
+    fn schemas_survive_the_v2_messages() {
+        let schema = TableSchema::new(vec![
+            TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+            TableFieldSchema::new("amount", FieldType::Numeric),
+            TableFieldSchema::new("tags", FieldType::String).with_mode(FieldMode::Repeated),
+            TableFieldSchema::new("when", FieldType::Range),
+            TableFieldSchema::record(
+                "rec",
+                vec![TableFieldSchema::new("ts", FieldType::Timestamp)],
+            ),
+        ]);
+        let mut with_details = schema.clone();
+        with_details.fields[1].precision = Some(20);
+        with_details.fields[1].scale = Some(4);
+        with_details.fields[3].range_element_type = Some(bigq_codec::schema::RangeElementType {
+            element_type: FieldType::Date,
+        });
+        let back = schema_from_proto(&schema_to_proto(&with_details));
+        assert_eq!(back, with_details);
+    }
+}

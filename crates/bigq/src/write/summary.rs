@@ -1,0 +1,23 @@
+//! What a writer wrote.
+
+use crate::value::Timestamp;
+
+/// What a writer wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WriteSummary {
+    /// The write stream.
+    pub stream: String,
+    /// Rows BigQuery confirmed (counted once even when a resent request was already there).
+    pub rows_written: u64,
+    /// AppendRows requests sent, resends included.
+    pub requests: u64,
+    /// Bytes of the requests sent (protobuf-encoded), resends included.
+    pub bytes_sent: u64,
+    /// Times the writer reconnected and sent the unconfirmed requests again.
+    pub retries: u64,
+    /// The row count FinalizeWriteStream reported, for streams other than `_default`.
+    pub finalized_rows: Option<u64>,
+    /// When a PENDING stream was committed.
+    pub commit_time: Option<Timestamp>,
+}
