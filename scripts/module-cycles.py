@@ -63,6 +63,24 @@ def strip_tests(text):
     return "".join(out)
 
 
+def inline_modules_as_self(text):
+    """In an inline `mod x { .. }`, `super::` is the file's module: written `self::` here."""
+    out, i = [], 0
+    pat = re.compile(r"\bmod\s+\w+\s*\{")
+    while True:
+        m = pat.search(text, i)
+        if not m:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i : m.end()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        out.append(re.sub(r"\bsuper::", "self::", text[m.end() : j]))
+        i = j
+
+
 def expand_use(tree):
     """Expands `a::{b, c::{d, e}}` into paths."""
     tree = tree.strip()
@@ -125,11 +143,14 @@ def edges(src):
             children.setdefault(parent, set()).add(m.split("::")[-1])
     out = set()
     for mod, path in mods.items():
-        text = strip_tests(open(path, encoding="utf-8").read())
+        text = inline_modules_as_self(strip_tests(open(path, encoding="utf-8").read()))
         paths = []
         for m in re.finditer(r"\buse\s+([^;]+);", text):
             paths += expand_use(m.group(1))
         paths += re.findall(r"\b((?:crate|super|self)(?:::\w+)+)", text)
+        # A child module named by itself (`persist::Store`).
+        for child in children.get(mod, ()):
+            paths += re.findall(rf"(?<![\w:])({child}(?:::\w+)+)", text)
         for p in paths:
             target = resolve(mod, p, mods, children)
             if target is not None and target != mod:

@@ -505,7 +505,14 @@ mod tests {
             let mut rows = String::new();
             let opts = EncodeOptions { int64_timestamp };
             assert_eq!(
-                write_rows(&mut rows, &[batch.clone()], 0, 10, usize::MAX, opts),
+                write_rows(
+                    &mut rows,
+                    std::slice::from_ref(&batch),
+                    0,
+                    10,
+                    usize::MAX,
+                    opts
+                ),
                 3
             );
             let body = format!(

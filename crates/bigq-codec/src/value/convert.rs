@@ -19,7 +19,7 @@ use std::fmt;
 
 use super::text::MICROS_PER_DAY;
 #[allow(unused_imports)] // each feature's conversions use some of them
-use super::{Date, DateTime, Interval, Time, Timestamp};
+use super::types::{Date, DateTime, Interval, Time, Timestamp};
 
 /// A value that has no equal in the type it is converted to.
 #[derive(Debug, Clone, PartialEq, Eq)]

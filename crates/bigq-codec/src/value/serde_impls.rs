@@ -30,7 +30,7 @@ use serde::{Serialize, Serializer};
 
 use super::magic;
 use super::text;
-use super::{
+use super::types::{
     BigNumeric, Date, DateTime, Geography, Interval, Json, Numeric, Range, Time, Timestamp,
 };
 
@@ -147,13 +147,15 @@ impl Serialize for Geography {
 }
 
 /// Parses text with the type's `FromStr`, as a serde error.
-fn parse<T: FromStr<Err = super::ParseValueError>, E: de::Error>(s: &str) -> Result<T, E> {
+fn parse<T: FromStr<Err = super::error::ParseValueError>, E: de::Error>(s: &str) -> Result<T, E> {
     s.parse().map_err(E::custom)
 }
 
 /// An `f64` through its shortest decimal text: `0.1` is the decimal 0.1, not the binary
 /// fraction nearest it.
-fn parse_f64<T: FromStr<Err = super::ParseValueError>, E: de::Error>(v: f64) -> Result<T, E> {
+fn parse_f64<T: FromStr<Err = super::error::ParseValueError>, E: de::Error>(
+    v: f64,
+) -> Result<T, E> {
     if !v.is_finite() {
         return Err(E::invalid_value(Unexpected::Float(v), &"a finite number"));
     }
@@ -332,7 +334,7 @@ macro_rules! micros_visitor {
             }
 
             fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
-                let parse: fn(&str) -> Result<$t, super::ParseValueError> = $parse;
+                let parse: fn(&str) -> Result<$t, super::error::ParseValueError> = $parse;
                 parse(s).map_err(E::custom)
             }
 

@@ -3,7 +3,7 @@ use std::str::FromStr;
 
 use arrow_buffer::i256;
 
-use super::ParseValueError;
+use super::error::ParseValueError;
 use super::text::{self, IntervalParts};
 
 /// NUMERIC: an exact decimal with 38 digits of precision and 9 of scale, kept as an integer

@@ -35,7 +35,7 @@ use bigq_codec::schema::TableFieldSchema;
 use datafusion::arrow::record_batch::RecordBatch;
 use serde_json::{Value, json};
 
-use super::{Dataset, State, Table, TableKind, TableRef};
+use super::model::{Dataset, State, Table, TableKind, TableRef};
 
 const CATALOG: &str = "catalog.json";
 const FORMAT: &str = "bigq-emulator-data/1";

@@ -874,44 +874,21 @@ impl Writer {
 
 /// `schema` as one encapsulated IPC schema message.
 fn ipc_schema_message(schema: &arrow_schema::Schema) -> Result<Vec<u8>> {
-    use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions, write_message};
-    let options = IpcWriteOptions::default();
-    let mut tracker = DictionaryTracker::new(false);
-    let encoded = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
-        schema,
-        &mut tracker,
-        &options,
-    );
-    let mut out = Vec::new();
-    write_message(&mut out, encoded, &options).map_err(arrow_error)?;
-    Ok(out)
+    Ok(ipc_encoder()?.schema(schema))
 }
 
 /// `batch` as one encapsulated IPC record batch message (no compression: the Storage Write
-/// API takes the buffers as they are).
+/// API takes the buffers as they are; no dictionaries: BigQuery takes none).
 fn ipc_batch_message(batch: &RecordBatch) -> Result<Vec<u8>> {
-    use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions, write_message};
-    let options = IpcWriteOptions::default();
-    let mut tracker = DictionaryTracker::new(false);
-    let (dictionaries, encoded) = IpcDataGenerator::default()
-        .encode(batch, &mut tracker, &options, &mut Default::default())
-        .map_err(arrow_error)?;
-    if !dictionaries.is_empty() {
-        return Err(Error::new(
-            ErrorKind::Encode,
-            "dictionary-encoded columns cannot be written; cast them to their value type first",
-        ));
-    }
-    let mut out = Vec::new();
-    write_message(&mut out, encoded, &options).map_err(arrow_error)?;
-    Ok(out)
+    ipc_encoder()?.batch(batch).map_err(encode_error)
 }
 
-fn arrow_error(e: arrow_schema::ArrowError) -> Error {
-    Error::new(
-        ErrorKind::Encode,
-        format!("cannot encode the batch as Arrow IPC: {e}"),
-    )
+fn ipc_encoder() -> Result<bigq_codec::ipc::IpcEncoder> {
+    bigq_codec::ipc::IpcEncoder::new(None).map_err(encode_error)
+}
+
+fn encode_error(e: bigq_codec::CodecError) -> Error {
+    Error::new(ErrorKind::Encode, e.to_string())
 }
 
 /// Bytes of a row in `ProtoRows.serialized_rows`: key, length, row.

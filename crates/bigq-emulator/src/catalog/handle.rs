@@ -1,0 +1,201 @@
+//! The catalog of all projects, with read and write access under one lock, and its data
+//! directory brought up to date on every change.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::error::{BqError, BqResult};
+
+use super::model::{Dataset, State, Table, TableRef, now_millis};
+use super::persist;
+
+/// The catalog of all projects, datasets and tables. Cheap to share (`Arc`).
+#[derive(Default, Debug)]
+pub struct Catalog {
+    state: RwLock<State>,
+    /// With a data directory: its files, brought up to date after every change.
+    store: Option<persist::Store>,
+}
+
+/// Read access to one project's datasets.
+pub struct ReadGuard<'a>(pub(super) RwLockReadGuard<'a, State>);
+
+/// Write access to all projects. With a data directory, the changes are written to it
+/// when the guard is dropped, before the lock is released.
+pub struct WriteGuard<'a>(RwLockWriteGuard<'a, State>, Option<&'a persist::Store>);
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(store) = self.1
+            && let Err(e) = store.sync(&self.0)
+        {
+            // A guard cannot fail; the change is in memory and the next sync retries.
+            eprintln!("bigq-emulator: cannot write the data directory: {e}");
+        }
+    }
+}
+
+fn dataset_not_found(project: &str, dataset: &str) -> BqError {
+    BqError::not_found(format!(
+        "Not found: Dataset {project}:{dataset} was not found in location US"
+    ))
+}
+
+fn table_not_found(t: &TableRef) -> BqError {
+    BqError::not_found(format!("Not found: Table {t} was not found in location US"))
+}
+
+impl ReadGuard<'_> {
+    /// A dataset.
+    pub fn dataset(&self, project: &str, dataset: &str) -> BqResult<&Dataset> {
+        self.0
+            .projects
+            .get(project)
+            .and_then(|p| p.get(dataset))
+            .ok_or_else(|| dataset_not_found(project, dataset))
+    }
+
+    /// Whether a project has ever held a dataset.
+    pub fn has_project(&self, project: &str) -> bool {
+        self.0.projects.contains_key(project)
+    }
+
+    /// The datasets of a project.
+    pub fn datasets(&self, project: &str) -> impl Iterator<Item = (&String, &Dataset)> {
+        self.0.projects.get(project).into_iter().flatten()
+    }
+
+    /// A table (or view).
+    pub fn table(&self, t: &TableRef) -> BqResult<Arc<Table>> {
+        self.dataset(&t.project, &t.dataset)?
+            .tables
+            .get(&t.table)
+            .cloned()
+            .ok_or_else(|| table_not_found(t))
+    }
+}
+
+impl WriteGuard<'_> {
+    /// A dataset, mutable.
+    pub fn dataset_mut(&mut self, project: &str, dataset: &str) -> BqResult<&mut Dataset> {
+        self.0
+            .projects
+            .get_mut(project)
+            .and_then(|p| p.get_mut(dataset))
+            .ok_or_else(|| dataset_not_found(project, dataset))
+    }
+
+    /// Makes a project known (with no datasets yet): the emulator's own project exists from
+    /// the start, so a missing dataset in it is `notFound`, as in BigQuery, not `accessDenied`.
+    pub fn add_project(&mut self, project: &str) {
+        self.0.projects.entry(project.to_string()).or_default();
+    }
+
+    /// Creates a dataset; `duplicate` when it exists.
+    pub fn create_dataset(&mut self, project: &str, dataset: &str, ds: Dataset) -> BqResult<()> {
+        let p = self.0.projects.entry(project.to_string()).or_default();
+        if p.contains_key(dataset) {
+            return Err(BqError::duplicate(format!(
+                "Already Exists: Dataset {project}:{dataset}"
+            )));
+        }
+        p.insert(dataset.to_string(), ds);
+        Ok(())
+    }
+
+    /// Deletes a dataset; with `delete_contents` false it must be empty.
+    pub fn delete_dataset(
+        &mut self,
+        project: &str,
+        dataset: &str,
+        delete_contents: bool,
+    ) -> BqResult<()> {
+        let ds = self.dataset_mut(project, dataset)?;
+        if !delete_contents && !ds.tables.is_empty() {
+            return Err(
+                BqError::invalid(format!("Dataset {project}:{dataset} is still in use"))
+                    .with_location(dataset.to_string()),
+            );
+        }
+        if let Some(p) = self.0.projects.get_mut(project) {
+            p.remove(dataset);
+        }
+        Ok(())
+    }
+
+    /// A table (or view).
+    pub fn table(&mut self, t: &TableRef) -> BqResult<Arc<Table>> {
+        self.dataset_mut(&t.project, &t.dataset)?
+            .tables
+            .get(&t.table)
+            .cloned()
+            .ok_or_else(|| table_not_found(t))
+    }
+
+    /// Creates a table; `duplicate` when it exists unless `replace`.
+    pub fn create_table(&mut self, t: &TableRef, table: Table, replace: bool) -> BqResult<()> {
+        let ds = self.dataset_mut(&t.project, &t.dataset)?;
+        if !replace && ds.tables.contains_key(&t.table) {
+            return Err(BqError::duplicate(format!("Already Exists: Table {t}")));
+        }
+        ds.tables.insert(t.table.clone(), Arc::new(table));
+        Ok(())
+    }
+
+    /// Replaces a table's rows (and schema), keeping its creation time.
+    pub fn put_table(&mut self, t: &TableRef, mut table: Table) -> BqResult<()> {
+        let ds = self.dataset_mut(&t.project, &t.dataset)?;
+        table.last_modified_time = now_millis();
+        ds.tables.insert(t.table.clone(), Arc::new(table));
+        Ok(())
+    }
+
+    /// Deletes a table; `notFound` when absent.
+    pub fn delete_table(&mut self, t: &TableRef) -> BqResult<Arc<Table>> {
+        self.dataset_mut(&t.project, &t.dataset)?
+            .tables
+            .remove(&t.table)
+            .ok_or_else(|| table_not_found(t))
+    }
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Arc<Catalog> {
+        Arc::new(Catalog::default())
+    }
+
+    /// Read access.
+    pub fn read(&self) -> ReadGuard<'_> {
+        ReadGuard(self.state.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Write access.
+    pub fn write(&self) -> WriteGuard<'_> {
+        WriteGuard(
+            self.state.write().unwrap_or_else(|e| e.into_inner()),
+            self.store.as_ref(),
+        )
+    }
+
+    /// A catalog kept in the directory `dir` (created if missing): what an earlier run left
+    /// there is loaded, and every change is written back (see `catalog/persist.rs` for the
+    /// format).
+    pub fn open(dir: &std::path::Path) -> std::io::Result<Arc<Catalog>> {
+        let (store, state) = persist::Store::open(dir)?;
+        Ok(Arc::new(Catalog {
+            state: RwLock::new(state),
+            store: Some(store),
+        }))
+    }
+
+    /// With a data directory: writes any change not yet written and syncs the files to the
+    /// disk. Called on shutdown.
+    pub fn flush(&self) -> std::io::Result<()> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        store.sync(&state)?;
+        store.flush()
+    }
+}

@@ -1,0 +1,11 @@
+//! The catalog: projects → datasets → tables, with BigQuery schemas and Arrow data in
+//! memory, and the DataFusion providers that let SQL see it (catalog = project,
+//! schema = dataset).
+
+mod handle;
+mod model;
+mod persist;
+mod providers;
+
+pub use handle::Catalog;
+pub use model::{Dataset, Table, TableKind, TableRef, now_millis};
