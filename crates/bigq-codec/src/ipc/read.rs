@@ -55,7 +55,8 @@ impl IpcDecoder {
     }
 
     /// Decodes one serialized record batch. The bytes are taken over without a copy, and
-    /// no buffer of the batch points into them (see [`detach`]).
+    /// no buffer of the batch points into them: buffers the message carries uncompressed
+    /// are copied out, so that a batch does not keep a whole receive buffer alive.
     pub fn decode(&mut self, message: impl Into<bytes::Bytes>) -> Result<RecordBatch> {
         let message: bytes::Bytes = message.into();
         let within = message.as_ptr_range();
