@@ -24,7 +24,9 @@
 //! - `xfail`: why the case does not pass yet. Such a case may fail; when it passes, the
 //!   test says so (`scripts/mark-googlesql-xfail.py` unmarks it from the test's output).
 //!
-//! `BIGQ_GOOGLESQL_FILTER=substring` runs only the cases whose file or name contains it.
+//! `BIGQ_GOOGLESQL_FILTER=substring` runs only the cases whose file or name contains it;
+//! `BIGQ_GOOGLESQL_REPORT=file.json` writes the cases and passes per source (function) there,
+//! from which `scripts/googlesql-table.py` writes the emulator README's function table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -730,6 +732,8 @@ async fn googlesql_cases_match_bigquery() {
 
     let mut failures = Vec::new();
     let mut report: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    // Cases and passes by (file, source), for the emulator README's function table.
+    let mut by_topic: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
     for path in case_files() {
         let family = path.file_stem().unwrap().to_string_lossy().to_string();
         let cases = load(&path);
@@ -755,6 +759,12 @@ async fn googlesql_cases_match_bigquery() {
                 Ok(o) => o,
                 Err(_) => Outcome::Fail(format!("no answer in {CASE_TIMEOUT:?}")),
             };
+            let passed = matches!(outcome, Outcome::Pass);
+            let topic = by_topic
+                .entry((family.clone(), case.source.clone().unwrap_or_default()))
+                .or_insert((0, 0));
+            topic.0 += 1;
+            topic.1 += usize::from(passed);
             match (outcome, &case.xfail) {
                 (Outcome::Pass, None) => entry.1 += 1,
                 (Outcome::Fail(why), None) => {
@@ -782,6 +792,16 @@ async fn googlesql_cases_match_bigquery() {
         xfail += x;
     }
     eprintln!("googlesql: {pass}/{all} cases pass, {xfail} expected to fail");
+    if let Ok(path) = std::env::var("BIGQ_GOOGLESQL_REPORT") {
+        let rows: Vec<Value> = by_topic
+            .iter()
+            .map(|((file, source), (n, p))| {
+                json!({"file": file, "source": source, "cases": n, "pass": p})
+            })
+            .collect();
+        std::fs::write(&path, serde_json::to_string_pretty(&rows).unwrap())
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
     assert!(
         failures.is_empty(),
         "{} GoogleSQL cases fail:\n{}",
