@@ -2,6 +2,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart, Value};
 
+use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::function_args;
 
@@ -32,3 +33,9 @@ pub(crate) fn countif(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     });
     Ok(Some(Expr::Function(g)))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Aggregate, &["COUNTIF(BOOL) -> INT64"], countif),
+];

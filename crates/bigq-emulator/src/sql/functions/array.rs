@@ -17,6 +17,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
+use super::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, function_args};
 use crate::sql::parse::parse;
@@ -112,3 +113,11 @@ mod tests {
         assert_eq!(values.values().to_vec(), vec![2, 3, 4, 5, 6]);
     }
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
+    Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], generate_array),
+    Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], bq_generate_array),
+];

@@ -2,6 +2,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
+use super::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, function_args};
 
@@ -30,3 +31,10 @@ pub(crate) fn if_(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
 pub(crate) fn ifnull(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     Ok(function_args(f).map(|args| call("coalesce", args)))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Conditional, &["IF(BOOL, T, T) -> T"], if_),
+    Function::rewrite(Family::Conditional, &["IFNULL(T, T) -> T"], ifnull),
+];

@@ -4,6 +4,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 
+use super::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{binary, call, cast, function_args, number, string};
 
@@ -208,3 +209,34 @@ pub(crate) fn date_from_unix_date(_: &str, f: &ast::Function) -> BqResult<Option
         )
     }))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Date, &["DATE(TIMESTAMP) -> DATE", "DATE(DATETIME) -> DATE", "DATE(INT64, INT64, INT64) -> DATE"],
+        date),
+    Function::rewrite(Family::Date, &["DATE_ADD(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
+    Function::rewrite(Family::Date, &["DATE_SUB(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
+    Function::rewrite(Family::Date, &["DATE_DIFF(DATE, DATE, date_part) -> INT64"], diff_in_part),
+    Function::rewrite(Family::Date, &["DATE_TRUNC(DATE, date_part) -> DATE"], trunc),
+    Function::rewrite(Family::Date, &["DATE_FROM_UNIX_DATE(INT64) -> DATE"], date_from_unix_date),
+    Function::rewrite(Family::Date, &["FORMAT_DATE(STRING, DATE) -> STRING"], format),
+    Function::rewrite(Family::Date, &["PARSE_DATE(STRING, STRING) -> DATE"], parse),
+    Function::rewrite(Family::Date, &["UNIX_DATE(DATE) -> INT64"], unix_date),
+    Function::rewrite(Family::Datetime, &["DATETIME_ADD(DATETIME, INTERVAL INT64 part) -> DATETIME"], add_or_sub),
+    Function::rewrite(Family::Datetime, &["DATETIME_SUB(DATETIME, INTERVAL INT64 part) -> DATETIME"], add_or_sub),
+    Function::rewrite(Family::Datetime, &["DATETIME_DIFF(DATETIME, DATETIME, part) -> INT64"], diff_in_part),
+    Function::rewrite(Family::Datetime, &["DATETIME_TRUNC(DATETIME, part) -> DATETIME"], trunc),
+    Function::rewrite(Family::Datetime, &["FORMAT_DATETIME(STRING, DATETIME) -> STRING"], format),
+    Function::rewrite(Family::Datetime, &["PARSE_DATETIME(STRING, STRING) -> DATETIME"], parse),
+    Function::rewrite(Family::Time, &["TIME_ADD(TIME, INTERVAL INT64 part) -> TIME"], add_or_sub),
+    Function::rewrite(Family::Time, &["TIME_SUB(TIME, INTERVAL INT64 part) -> TIME"], add_or_sub),
+    Function::rewrite(Family::Time, &["TIME_DIFF(TIME, TIME, part) -> INT64"], diff_in_part),
+    Function::rewrite(Family::Time, &["FORMAT_TIME(STRING, TIME) -> STRING"], format),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_ADD(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_SUB(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_DIFF(TIMESTAMP, TIMESTAMP, part) -> INT64"], diff_in_part),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_TRUNC(TIMESTAMP, part) -> TIMESTAMP"], trunc),
+    Function::rewrite(Family::Timestamp, &["FORMAT_TIMESTAMP(STRING, TIMESTAMP) -> STRING"], format),
+    Function::rewrite(Family::Timestamp, &["PARSE_TIMESTAMP(STRING, STRING) -> TIMESTAMP"], parse),
+];

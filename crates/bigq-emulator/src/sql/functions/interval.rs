@@ -22,6 +22,7 @@ use datafusion::logical_expr::{
 };
 
 use super::udf::{arrays, result};
+use super::{Family, Function};
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
@@ -297,3 +298,19 @@ mod tests {
         assert_eq!(whole_days_and_months(iv(0, 40, 30)), iv(1, 11, 6));
     }
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Interval, &["bigq_add_interval(DATE, INTERVAL) -> DATETIME", "bigq_add_interval(DATETIME, INTERVAL) -> DATETIME",
+        "bigq_add_interval(TIMESTAMP, INTERVAL) -> TIMESTAMP", "bigq_add_interval(INTERVAL, INTERVAL) -> INTERVAL"],
+        bigq_add_interval),
+    Function::udf(Family::Interval, &["bigq_sub_interval(DATE, INTERVAL) -> DATETIME", "bigq_sub_interval(DATETIME, INTERVAL) -> DATETIME",
+        "bigq_sub_interval(TIMESTAMP, INTERVAL) -> TIMESTAMP", "bigq_sub_interval(INTERVAL, INTERVAL) -> INTERVAL"],
+        bigq_sub_interval),
+    Function::udf(Family::Interval, &["JUSTIFY_DAYS(INTERVAL) -> INTERVAL"], justify_days),
+    Function::udf(Family::Interval, &["JUSTIFY_HOURS(INTERVAL) -> INTERVAL"], justify_hours),
+    Function::udf(Family::Interval, &["JUSTIFY_INTERVAL(INTERVAL) -> INTERVAL"], justify_interval),
+    Function::udf(Family::Interval, &["MAKE_INTERVAL(INT64, INT64, INT64, INT64, INT64, INT64) -> INTERVAL"],
+        make_interval),
+];

@@ -18,6 +18,7 @@ use datafusion::logical_expr::{
 use bigq_codec::schema::FieldType;
 
 use super::udf::{arrays, result};
+use super::{Family, Function};
 use crate::sql::types::tagged;
 
 /// The JSON text of `text`, or BigQuery's complaint about it.
@@ -97,3 +98,9 @@ mod tests {
         assert!(json_text("").is_err());
     }
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Json, &["PARSE_JSON(STRING) -> JSON"], parse_json),
+];

@@ -2,6 +2,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 
+use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::{binary, cast, function_args};
 
@@ -57,3 +58,12 @@ pub(crate) fn safe_divide(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> 
         })),
     }))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Math, &["DIV(INT64, INT64) -> INT64"], div),
+    Function::rewrite(Family::Math, &["MOD(INT64, INT64) -> INT64"], modulo),
+    Function::rewrite(Family::Math, &["SAFE_DIVIDE(INT64, INT64) -> FLOAT64", "SAFE_DIVIDE(FLOAT64, FLOAT64) -> FLOAT64"],
+        safe_divide),
+];

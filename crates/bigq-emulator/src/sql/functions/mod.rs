@@ -9,10 +9,10 @@
 //!   that gives SQL DataFusion runs (its own functions and operators, or a UDF of the
 //!   emulator), or `None` to leave the call as written.
 //!
-//! [`FUNCTIONS`] lists every one, by family, with its signatures in BigQuery's type names (`T`
+//! Each file's `FUNCTIONS` lists the ones it makes, by family, with its signatures in BigQuery's type names (`T`
 //! a type parameter: any type for a conditional, each RANGE element type for a RANGE
 //! function), and [`register`] adds the UDFs to a session: adding a function is writing it in
-//! its family's file and adding its line to [`FUNCTIONS`]. The tests check that each UDF
+//! its family's file and adding its line to that file's `FUNCTIONS`. The tests check that each UDF
 //! accepts its listed signatures with their result types and has its listed name, and that
 //! no name is listed twice.
 
@@ -99,190 +99,57 @@ impl fmt::Display for Function {
     }
 }
 
-const fn udf(
-    family: Family,
-    signatures: &'static [&'static str],
-    make: fn() -> ScalarUDF,
-) -> Function {
-    Function {
-        family,
-        signatures,
-        implementation: Implementation::Udf(make),
+impl Function {
+    /// A function made as a scalar UDF.
+    const fn udf(
+        family: Family,
+        signatures: &'static [&'static str],
+        make: fn() -> ScalarUDF,
+    ) -> Function {
+        Function {
+            family,
+            signatures,
+            implementation: Implementation::Udf(make),
+        }
+    }
+
+    /// A function made by rewriting its calls.
+    const fn rewrite(
+        family: Family,
+        signatures: &'static [&'static str],
+        rewrite: Rewrite,
+    ) -> Function {
+        Function {
+            family,
+            signatures,
+            implementation: Implementation::Rewrite(rewrite),
+        }
     }
 }
 
-const fn rewrite(
-    family: Family,
-    signatures: &'static [&'static str],
-    rewrite: Rewrite,
-) -> Function {
-    Function {
-        family,
-        signatures,
-        implementation: Implementation::Rewrite(rewrite),
-    }
+/// Every function the emulator adds to DataFusion's, by the file that makes it.
+fn functions() -> impl Iterator<Item = &'static Function> {
+    [
+        aggregate::FUNCTIONS,
+        array::FUNCTIONS,
+        conditional::FUNCTIONS,
+        date::FUNCTIONS,
+        geography::FUNCTIONS,
+        interval::FUNCTIONS,
+        json::FUNCTIONS,
+        math::FUNCTIONS,
+        range::FUNCTIONS,
+        string::FUNCTIONS,
+        timestamp::FUNCTIONS,
+        utility::FUNCTIONS,
+    ]
+    .into_iter()
+    .flatten()
 }
-
-use Family::{
-    Aggregate, Array, Conditional, Date, Datetime, Geography, Interval, Json, Math, Range, Time,
-    Timestamp, Utility,
-};
-
-/// Every function the emulator adds to DataFusion's, by family.
-#[rustfmt::skip]
-const FUNCTIONS: &[Function] = &[
-    // Aggregate functions.
-    rewrite(Aggregate, &["COUNTIF(BOOL) -> INT64"], aggregate::countif),
-    // Array functions.
-    rewrite(Array, &["ARRAY(subquery) -> ARRAY"], array::array),
-    rewrite(Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], array::generate_array),
-    udf(Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], array::bq_generate_array),
-    // Conditional expressions.
-    rewrite(Conditional, &["IF(BOOL, T, T) -> T"], conditional::if_),
-    rewrite(Conditional, &["IFNULL(T, T) -> T"], conditional::ifnull),
-    // Date functions.
-    rewrite(Date, &["DATE(TIMESTAMP) -> DATE", "DATE(DATETIME) -> DATE", "DATE(INT64, INT64, INT64) -> DATE"],
-        date::date),
-    rewrite(Date, &["DATE_ADD(DATE, INTERVAL INT64 date_part) -> DATE"], date::add_or_sub),
-    rewrite(Date, &["DATE_SUB(DATE, INTERVAL INT64 date_part) -> DATE"], date::add_or_sub),
-    rewrite(Date, &["DATE_DIFF(DATE, DATE, date_part) -> INT64"], date::diff_in_part),
-    rewrite(Date, &["DATE_TRUNC(DATE, date_part) -> DATE"], date::trunc),
-    rewrite(Date, &["DATE_FROM_UNIX_DATE(INT64) -> DATE"], date::date_from_unix_date),
-    rewrite(Date, &["FORMAT_DATE(STRING, DATE) -> STRING"], date::format),
-    rewrite(Date, &["PARSE_DATE(STRING, STRING) -> DATE"], date::parse),
-    rewrite(Date, &["UNIX_DATE(DATE) -> INT64"], date::unix_date),
-    // Datetime functions.
-    rewrite(Datetime, &["DATETIME_ADD(DATETIME, INTERVAL INT64 part) -> DATETIME"], date::add_or_sub),
-    rewrite(Datetime, &["DATETIME_SUB(DATETIME, INTERVAL INT64 part) -> DATETIME"], date::add_or_sub),
-    rewrite(Datetime, &["DATETIME_DIFF(DATETIME, DATETIME, part) -> INT64"], date::diff_in_part),
-    rewrite(Datetime, &["DATETIME_TRUNC(DATETIME, part) -> DATETIME"], date::trunc),
-    rewrite(Datetime, &["FORMAT_DATETIME(STRING, DATETIME) -> STRING"], date::format),
-    rewrite(Datetime, &["PARSE_DATETIME(STRING, STRING) -> DATETIME"], date::parse),
-    // Geography functions.
-    udf(Geography, &["ST_AREA(GEOGRAPHY[, BOOL]) -> FLOAT64"], geography::st_area),
-    udf(Geography, &["ST_ASBINARY(GEOGRAPHY) -> BYTES"], geography::st_asbinary),
-    udf(Geography, &["ST_ASGEOJSON(GEOGRAPHY) -> STRING"], geography::st_asgeojson),
-    udf(Geography, &["ST_ASTEXT(GEOGRAPHY) -> STRING"], geography::st_astext),
-    udf(Geography, &["ST_BOUNDARY(GEOGRAPHY) -> GEOGRAPHY"], geography::st_boundary),
-    udf(Geography, &["ST_BUFFER(GEOGRAPHY, FLOAT64[, INT64]) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64[, INT64]) -> GEOGRAPHY",
-        "ST_BUFFER(GEOGRAPHY, FLOAT64, FLOAT64) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64, FLOAT64) -> GEOGRAPHY"],
-        geography::st_buffer),
-    udf(Geography, &["ST_CENTROID(GEOGRAPHY) -> GEOGRAPHY"], geography::st_centroid),
-    udf(Geography, &["ST_CLOSESTPOINT(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], geography::st_closestpoint),
-    udf(Geography, &["ST_CONTAINS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_contains),
-    udf(Geography, &["ST_CONVEXHULL(GEOGRAPHY) -> GEOGRAPHY"], geography::st_convexhull),
-    udf(Geography, &["ST_COVEREDBY(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_coveredby),
-    udf(Geography, &["ST_COVERS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_covers),
-    udf(Geography, &["ST_DIFFERENCE(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], geography::st_difference),
-    udf(Geography, &["ST_DIMENSION(GEOGRAPHY) -> INT64"], geography::st_dimension),
-    udf(Geography, &["ST_DISJOINT(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_disjoint),
-    udf(Geography, &["ST_DISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], geography::st_distance),
-    udf(Geography, &["ST_DUMP(GEOGRAPHY) -> ARRAY<GEOGRAPHY>"], geography::st_dump),
-    udf(Geography, &["ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64) -> BOOL"], geography::st_dwithin),
-    udf(Geography, &["ST_ENDPOINT(GEOGRAPHY) -> GEOGRAPHY"], geography::st_endpoint),
-    udf(Geography, &["ST_EQUALS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_equals),
-    udf(Geography, &["ST_GEOGFROMGEOJSON(STRING) -> GEOGRAPHY"], geography::st_geogfromgeojson),
-    udf(Geography, &["ST_GEOGFROMTEXT(STRING) -> GEOGRAPHY"], geography::st_geogfromtext),
-    udf(Geography, &["ST_GEOGFROMWKB(BYTES) -> GEOGRAPHY", "ST_GEOGFROMWKB(STRING) -> GEOGRAPHY"],
-        geography::st_geogfromwkb),
-    udf(Geography, &["ST_GEOGPOINT(FLOAT64, FLOAT64) -> GEOGRAPHY"], geography::st_geogpoint),
-    udf(Geography, &["ST_GEOMETRYTYPE(GEOGRAPHY) -> STRING"], geography::st_geometrytype),
-    udf(Geography, &["ST_INTERSECTION(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], geography::st_intersection),
-    udf(Geography, &["ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_intersects),
-    udf(Geography, &["ST_INTERSECTSBOX(GEOGRAPHY, FLOAT64, FLOAT64, FLOAT64, FLOAT64) -> BOOL"],
-        geography::st_intersectsbox),
-    udf(Geography, &["ST_ISCLOSED(GEOGRAPHY) -> BOOL"], geography::st_isclosed),
-    udf(Geography, &["ST_ISCOLLECTION(GEOGRAPHY) -> BOOL"], geography::st_iscollection),
-    udf(Geography, &["ST_ISEMPTY(GEOGRAPHY) -> BOOL"], geography::st_isempty),
-    udf(Geography, &["ST_ISRING(GEOGRAPHY) -> BOOL"], geography::st_isring),
-    udf(Geography, &["ST_LENGTH(GEOGRAPHY) -> FLOAT64"], geography::st_length),
-    udf(Geography, &["ST_MAKELINE(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY",
-        "ST_MAKELINE(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
-        geography::st_makeline),
-    udf(Geography, &["ST_MAKEPOLYGON(GEOGRAPHY[, ARRAY<GEOGRAPHY>]) -> GEOGRAPHY"], geography::st_makepolygon),
-    udf(Geography, &["ST_MAKEPOLYGONORIENTED(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
-        geography::st_makepolygonoriented),
-    udf(Geography, &["ST_MAXDISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], geography::st_maxdistance),
-    udf(Geography, &["ST_NPOINTS(GEOGRAPHY) -> INT64"], geography::st_npoints),
-    udf(Geography, &["ST_NUMPOINTS(GEOGRAPHY) -> INT64"], geography::st_numpoints),
-    udf(Geography, &["ST_PERIMETER(GEOGRAPHY[, BOOL]) -> FLOAT64"], geography::st_perimeter),
-    udf(Geography, &["ST_POINTN(GEOGRAPHY, INT64) -> GEOGRAPHY"], geography::st_pointn),
-    udf(Geography, &["ST_SIMPLIFY(GEOGRAPHY, FLOAT64) -> GEOGRAPHY",
-        "ST_SIMPLIFY(GEOGRAPHY, INT64) -> GEOGRAPHY"],
-        geography::st_simplify),
-    udf(Geography, &["ST_SNAPTOGRID(GEOGRAPHY, FLOAT64) -> GEOGRAPHY"], geography::st_snaptogrid),
-    udf(Geography, &["ST_STARTPOINT(GEOGRAPHY) -> GEOGRAPHY"], geography::st_startpoint),
-    udf(Geography, &["ST_TOUCHES(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_touches),
-    udf(Geography, &["ST_UNION(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY", "ST_UNION(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
-        geography::st_union),
-    rewrite(Geography, &["ST_UNION_AGG(GEOGRAPHY) -> GEOGRAPHY"], geography::st_union_agg),
-    udf(Geography, &["ST_WITHIN(GEOGRAPHY, GEOGRAPHY) -> BOOL"], geography::st_within),
-    udf(Geography, &["ST_X(GEOGRAPHY) -> FLOAT64"], geography::st_x),
-    udf(Geography, &["ST_Y(GEOGRAPHY) -> FLOAT64"], geography::st_y),
-    // Interval functions, and the interval arithmetic of `x + INTERVAL ...`.
-    udf(Interval, &["bigq_add_interval(DATE, INTERVAL) -> DATETIME", "bigq_add_interval(DATETIME, INTERVAL) -> DATETIME",
-        "bigq_add_interval(TIMESTAMP, INTERVAL) -> TIMESTAMP", "bigq_add_interval(INTERVAL, INTERVAL) -> INTERVAL"],
-        interval::bigq_add_interval),
-    udf(Interval, &["bigq_sub_interval(DATE, INTERVAL) -> DATETIME", "bigq_sub_interval(DATETIME, INTERVAL) -> DATETIME",
-        "bigq_sub_interval(TIMESTAMP, INTERVAL) -> TIMESTAMP", "bigq_sub_interval(INTERVAL, INTERVAL) -> INTERVAL"],
-        interval::bigq_sub_interval),
-    udf(Interval, &["JUSTIFY_DAYS(INTERVAL) -> INTERVAL"], interval::justify_days),
-    udf(Interval, &["JUSTIFY_HOURS(INTERVAL) -> INTERVAL"], interval::justify_hours),
-    udf(Interval, &["JUSTIFY_INTERVAL(INTERVAL) -> INTERVAL"], interval::justify_interval),
-    udf(Interval, &["MAKE_INTERVAL(INT64, INT64, INT64, INT64, INT64, INT64) -> INTERVAL"],
-        interval::make_interval),
-    // JSON functions.
-    udf(Json, &["PARSE_JSON(STRING) -> JSON"], json::parse_json),
-    // Mathematical functions.
-    rewrite(Math, &["DIV(INT64, INT64) -> INT64"], math::div),
-    rewrite(Math, &["MOD(INT64, INT64) -> INT64"], math::modulo),
-    rewrite(Math, &["SAFE_DIVIDE(INT64, INT64) -> FLOAT64", "SAFE_DIVIDE(FLOAT64, FLOAT64) -> FLOAT64"],
-        math::safe_divide),
-    // Range functions (`RANGE<T> '...'` literals are calls of the `bigq_range_literal_`
-    // parsers; `RANGE_SESSIONIZE` is rewritten before parsing).
-    rewrite(Range, &["RANGE(T, T) -> RANGE<T>"], range::range),
-    udf(Range, &["bigq_range(T, T) -> RANGE<T>"], range::bigq_range),
-    udf(Range, &["bigq_range_literal_date(STRING) -> RANGE<DATE>"], range::bigq_range_literal_date),
-    udf(Range, &["bigq_range_literal_datetime(STRING) -> RANGE<DATETIME>"],
-        range::bigq_range_literal_datetime),
-    udf(Range, &["bigq_range_literal_timestamp(STRING) -> RANGE<TIMESTAMP>"],
-        range::bigq_range_literal_timestamp),
-    udf(Range, &["GENERATE_RANGE_ARRAY(RANGE<T>, INTERVAL[, BOOL]) -> ARRAY<RANGE<T>>"],
-        range::generate_range_array),
-    udf(Range, &["RANGE_CONTAINS(RANGE<T>, T) -> BOOL", "RANGE_CONTAINS(RANGE<T>, RANGE<T>) -> BOOL"],
-        range::range_contains),
-    udf(Range, &["RANGE_END(RANGE<T>) -> T"], range::range_end),
-    udf(Range, &["RANGE_INTERSECT(RANGE<T>, RANGE<T>) -> RANGE<T>"], range::range_intersect),
-    udf(Range, &["RANGE_OVERLAPS(RANGE<T>, RANGE<T>) -> BOOL"], range::range_overlaps),
-    udf(Range, &["RANGE_START(RANGE<T>) -> T"], range::range_start),
-    // String functions.
-    rewrite(Family::String, &["FROM_HEX(STRING) -> BYTES"], string::from_hex),
-    rewrite(Family::String, &["REGEXP_CONTAINS(STRING, STRING) -> BOOL"], string::regexp_contains),
-    // Time functions.
-    rewrite(Time, &["TIME_ADD(TIME, INTERVAL INT64 part) -> TIME"], date::add_or_sub),
-    rewrite(Time, &["TIME_SUB(TIME, INTERVAL INT64 part) -> TIME"], date::add_or_sub),
-    rewrite(Time, &["TIME_DIFF(TIME, TIME, part) -> INT64"], date::diff_in_part),
-    rewrite(Time, &["FORMAT_TIME(STRING, TIME) -> STRING"], date::format),
-    // Timestamp functions.
-    rewrite(Timestamp, &["TIMESTAMP_ADD(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], date::add_or_sub),
-    rewrite(Timestamp, &["TIMESTAMP_SUB(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], date::add_or_sub),
-    rewrite(Timestamp, &["TIMESTAMP_DIFF(TIMESTAMP, TIMESTAMP, part) -> INT64"], date::diff_in_part),
-    rewrite(Timestamp, &["TIMESTAMP_TRUNC(TIMESTAMP, part) -> TIMESTAMP"], date::trunc),
-    rewrite(Timestamp, &["FORMAT_TIMESTAMP(STRING, TIMESTAMP) -> STRING"], date::format),
-    rewrite(Timestamp, &["PARSE_TIMESTAMP(STRING, STRING) -> TIMESTAMP"], date::parse),
-    rewrite(Timestamp, &["TIMESTAMP_MICROS(INT64) -> TIMESTAMP"], timestamp::from_unix_units),
-    rewrite(Timestamp, &["TIMESTAMP_MILLIS(INT64) -> TIMESTAMP"], timestamp::from_unix_units),
-    rewrite(Timestamp, &["TIMESTAMP_SECONDS(INT64) -> TIMESTAMP"], timestamp::from_unix_units),
-    rewrite(Timestamp, &["UNIX_MICROS(TIMESTAMP) -> INT64"], timestamp::unix_units),
-    rewrite(Timestamp, &["UNIX_MILLIS(TIMESTAMP) -> INT64"], timestamp::unix_units),
-    rewrite(Timestamp, &["UNIX_SECONDS(TIMESTAMP) -> INT64"], timestamp::unix_units),
-    // Utility functions.
-    rewrite(Utility, &["GENERATE_UUID() -> STRING"], utility::generate_uuid),
-];
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {
-    for f in FUNCTIONS {
+    for f in functions() {
         if let Implementation::Udf(make) = f.implementation {
             ctx.register_udf(make());
         }
@@ -293,8 +160,7 @@ pub(crate) fn register(ctx: &SessionContext) {
 fn rewrites() -> &'static HashMap<String, Rewrite> {
     static REWRITES: OnceLock<HashMap<String, Rewrite>> = OnceLock::new();
     REWRITES.get_or_init(|| {
-        FUNCTIONS
-            .iter()
+        functions()
             .filter_map(|f| match f.implementation {
                 Implementation::Rewrite(r) => Some((f.name().to_ascii_uppercase(), r)),
                 Implementation::Udf(_) => None,
@@ -330,7 +196,7 @@ mod tests {
     #[test]
     fn every_name_is_listed_once_and_named_in_its_signatures() {
         let mut seen = HashSet::new();
-        for f in FUNCTIONS {
+        for f in functions() {
             let name = f.name();
             assert!(!name.is_empty(), "{f}");
             assert!(seen.insert(name.to_ascii_uppercase()), "{name} twice");
@@ -344,7 +210,7 @@ mod tests {
     fn every_udf_is_registered_under_its_name() {
         let ctx = SessionContext::new();
         register(&ctx);
-        for f in FUNCTIONS {
+        for f in functions() {
             if let Implementation::Udf(make) = f.implementation {
                 let name = f.name().to_ascii_lowercase();
                 assert_eq!(make().name(), name, "{f}");
@@ -418,7 +284,7 @@ mod tests {
     #[test]
     fn every_udf_signature_is_one_the_udf_accepts_with_its_result_type() {
         let elements = ["DATE", "DATETIME", "TIMESTAMP"].map(|t| arrow_type(t, &DataType::Null));
-        for f in FUNCTIONS {
+        for f in functions() {
             let Implementation::Udf(make) = f.implementation else {
                 continue;
             };

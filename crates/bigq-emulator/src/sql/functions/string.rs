@@ -2,6 +2,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
+use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::{call, function_args, string};
 
@@ -17,3 +18,10 @@ pub(crate) fn from_hex(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
 pub(crate) fn regexp_contains(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     Ok(function_args(f).map(|args| call("regexp_like", args)))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::String, &["FROM_HEX(STRING) -> BYTES"], from_hex),
+    Function::rewrite(Family::String, &["REGEXP_CONTAINS(STRING, STRING) -> BOOL"], regexp_contains),
+];

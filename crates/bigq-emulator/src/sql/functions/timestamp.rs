@@ -3,6 +3,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr};
 
+use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::{binary, call, cast, function_args, number, string};
 
@@ -36,3 +37,14 @@ pub(crate) fn from_unix_units(name: &str, f: &ast::Function) -> BqResult<Option<
         )
     }))
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_MICROS(INT64) -> TIMESTAMP"], from_unix_units),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_MILLIS(INT64) -> TIMESTAMP"], from_unix_units),
+    Function::rewrite(Family::Timestamp, &["TIMESTAMP_SECONDS(INT64) -> TIMESTAMP"], from_unix_units),
+    Function::rewrite(Family::Timestamp, &["UNIX_MICROS(TIMESTAMP) -> INT64"], unix_units),
+    Function::rewrite(Family::Timestamp, &["UNIX_MILLIS(TIMESTAMP) -> INT64"], unix_units),
+    Function::rewrite(Family::Timestamp, &["UNIX_SECONDS(TIMESTAMP) -> INT64"], unix_units),
+];

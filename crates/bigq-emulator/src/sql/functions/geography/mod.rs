@@ -36,6 +36,7 @@ use self::rows::{PointPair, geo_list, two_points, udf, unary};
 use self::value::Geo;
 
 pub(crate) use self::transformations::st_union_agg;
+use super::{Family, Function};
 
 fn geography() -> DataType {
     DataType::Utf8
@@ -429,3 +430,68 @@ pub(crate) fn st_perimeter() -> ScalarUDF {
         measures::st_perimeter,
     )
 }
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Geography, &["ST_AREA(GEOGRAPHY[, BOOL]) -> FLOAT64"], st_area),
+    Function::udf(Family::Geography, &["ST_ASBINARY(GEOGRAPHY) -> BYTES"], st_asbinary),
+    Function::udf(Family::Geography, &["ST_ASGEOJSON(GEOGRAPHY) -> STRING"], st_asgeojson),
+    Function::udf(Family::Geography, &["ST_ASTEXT(GEOGRAPHY) -> STRING"], st_astext),
+    Function::udf(Family::Geography, &["ST_BOUNDARY(GEOGRAPHY) -> GEOGRAPHY"], st_boundary),
+    Function::udf(Family::Geography, &["ST_BUFFER(GEOGRAPHY, FLOAT64[, INT64]) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64[, INT64]) -> GEOGRAPHY",
+        "ST_BUFFER(GEOGRAPHY, FLOAT64, FLOAT64) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64, FLOAT64) -> GEOGRAPHY"],
+        st_buffer),
+    Function::udf(Family::Geography, &["ST_CENTROID(GEOGRAPHY) -> GEOGRAPHY"], st_centroid),
+    Function::udf(Family::Geography, &["ST_CLOSESTPOINT(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], st_closestpoint),
+    Function::udf(Family::Geography, &["ST_CONTAINS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_contains),
+    Function::udf(Family::Geography, &["ST_CONVEXHULL(GEOGRAPHY) -> GEOGRAPHY"], st_convexhull),
+    Function::udf(Family::Geography, &["ST_COVEREDBY(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_coveredby),
+    Function::udf(Family::Geography, &["ST_COVERS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_covers),
+    Function::udf(Family::Geography, &["ST_DIFFERENCE(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], st_difference),
+    Function::udf(Family::Geography, &["ST_DIMENSION(GEOGRAPHY) -> INT64"], st_dimension),
+    Function::udf(Family::Geography, &["ST_DISJOINT(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_disjoint),
+    Function::udf(Family::Geography, &["ST_DISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_distance),
+    Function::udf(Family::Geography, &["ST_DUMP(GEOGRAPHY) -> ARRAY<GEOGRAPHY>"], st_dump),
+    Function::udf(Family::Geography, &["ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64) -> BOOL"], st_dwithin),
+    Function::udf(Family::Geography, &["ST_ENDPOINT(GEOGRAPHY) -> GEOGRAPHY"], st_endpoint),
+    Function::udf(Family::Geography, &["ST_EQUALS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_equals),
+    Function::udf(Family::Geography, &["ST_GEOGFROMGEOJSON(STRING) -> GEOGRAPHY"], st_geogfromgeojson),
+    Function::udf(Family::Geography, &["ST_GEOGFROMTEXT(STRING) -> GEOGRAPHY"], st_geogfromtext),
+    Function::udf(Family::Geography, &["ST_GEOGFROMWKB(BYTES) -> GEOGRAPHY", "ST_GEOGFROMWKB(STRING) -> GEOGRAPHY"],
+        st_geogfromwkb),
+    Function::udf(Family::Geography, &["ST_GEOGPOINT(FLOAT64, FLOAT64) -> GEOGRAPHY"], st_geogpoint),
+    Function::udf(Family::Geography, &["ST_GEOMETRYTYPE(GEOGRAPHY) -> STRING"], st_geometrytype),
+    Function::udf(Family::Geography, &["ST_INTERSECTION(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], st_intersection),
+    Function::udf(Family::Geography, &["ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_intersects),
+    Function::udf(Family::Geography, &["ST_INTERSECTSBOX(GEOGRAPHY, FLOAT64, FLOAT64, FLOAT64, FLOAT64) -> BOOL"],
+        st_intersectsbox),
+    Function::udf(Family::Geography, &["ST_ISCLOSED(GEOGRAPHY) -> BOOL"], st_isclosed),
+    Function::udf(Family::Geography, &["ST_ISCOLLECTION(GEOGRAPHY) -> BOOL"], st_iscollection),
+    Function::udf(Family::Geography, &["ST_ISEMPTY(GEOGRAPHY) -> BOOL"], st_isempty),
+    Function::udf(Family::Geography, &["ST_ISRING(GEOGRAPHY) -> BOOL"], st_isring),
+    Function::udf(Family::Geography, &["ST_LENGTH(GEOGRAPHY) -> FLOAT64"], st_length),
+    Function::udf(Family::Geography, &["ST_MAKELINE(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY",
+        "ST_MAKELINE(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
+        st_makeline),
+    Function::udf(Family::Geography, &["ST_MAKEPOLYGON(GEOGRAPHY[, ARRAY<GEOGRAPHY>]) -> GEOGRAPHY"], st_makepolygon),
+    Function::udf(Family::Geography, &["ST_MAKEPOLYGONORIENTED(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
+        st_makepolygonoriented),
+    Function::udf(Family::Geography, &["ST_MAXDISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_maxdistance),
+    Function::udf(Family::Geography, &["ST_NPOINTS(GEOGRAPHY) -> INT64"], st_npoints),
+    Function::udf(Family::Geography, &["ST_NUMPOINTS(GEOGRAPHY) -> INT64"], st_numpoints),
+    Function::udf(Family::Geography, &["ST_PERIMETER(GEOGRAPHY[, BOOL]) -> FLOAT64"], st_perimeter),
+    Function::udf(Family::Geography, &["ST_POINTN(GEOGRAPHY, INT64) -> GEOGRAPHY"], st_pointn),
+    Function::udf(Family::Geography, &["ST_SIMPLIFY(GEOGRAPHY, FLOAT64) -> GEOGRAPHY",
+        "ST_SIMPLIFY(GEOGRAPHY, INT64) -> GEOGRAPHY"],
+        st_simplify),
+    Function::udf(Family::Geography, &["ST_SNAPTOGRID(GEOGRAPHY, FLOAT64) -> GEOGRAPHY"], st_snaptogrid),
+    Function::udf(Family::Geography, &["ST_STARTPOINT(GEOGRAPHY) -> GEOGRAPHY"], st_startpoint),
+    Function::udf(Family::Geography, &["ST_TOUCHES(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_touches),
+    Function::udf(Family::Geography, &["ST_UNION(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY", "ST_UNION(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
+        st_union),
+    Function::rewrite(Family::Geography, &["ST_UNION_AGG(GEOGRAPHY) -> GEOGRAPHY"], st_union_agg),
+    Function::udf(Family::Geography, &["ST_WITHIN(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_within),
+    Function::udf(Family::Geography, &["ST_X(GEOGRAPHY) -> FLOAT64"], st_x),
+    Function::udf(Family::Geography, &["ST_Y(GEOGRAPHY) -> FLOAT64"], st_y),
+];
