@@ -79,6 +79,14 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     }
 }
 
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
+    Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], generate_array),
+    Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], bq_generate_array),
+];
+
 #[cfg(test)]
 mod tests {
     use datafusion::arrow::array::{Array, Int64Array, ListArray};
@@ -113,11 +121,3 @@ mod tests {
         assert_eq!(values.values().to_vec(), vec![2, 3, 4, 5, 6]);
     }
 }
-
-/// The functions this file makes, for the registry.
-#[rustfmt::skip]
-pub(super) const FUNCTIONS: &[Function] = &[
-    Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
-    Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], generate_array),
-    Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], bq_generate_array),
-];

@@ -285,20 +285,6 @@ pub(crate) fn justify_interval() -> ScalarUDF {
     justify("justify_interval", whole_days_and_months)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn justify_as_bigquery() {
-        let iv = |m, d, h: i64| IntervalMonthDayNano::new(m, d, h * 3600 * 1_000_000_000);
-        assert_eq!(whole_months(iv(0, 40, 0)), iv(1, 10, 0));
-        assert_eq!(whole_months(iv(0, -40, 0)), iv(-1, -10, 0));
-        assert_eq!(whole_days(iv(0, 0, 30)), iv(0, 1, 6));
-        assert_eq!(whole_days_and_months(iv(0, 40, 30)), iv(1, 11, 6));
-    }
-}
-
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
@@ -314,3 +300,17 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Interval, &["MAKE_INTERVAL(INT64, INT64, INT64, INT64, INT64, INT64) -> INTERVAL"],
         make_interval),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn justify_as_bigquery() {
+        let iv = |m, d, h: i64| IntervalMonthDayNano::new(m, d, h * 3600 * 1_000_000_000);
+        assert_eq!(whole_months(iv(0, 40, 0)), iv(1, 10, 0));
+        assert_eq!(whole_months(iv(0, -40, 0)), iv(-1, -10, 0));
+        assert_eq!(whole_days(iv(0, 0, 30)), iv(0, 1, 6));
+        assert_eq!(whole_days_and_months(iv(0, 40, 30)), iv(1, 11, 6));
+    }
+}

@@ -81,6 +81,12 @@ pub(crate) fn parse_json() -> ScalarUDF {
     })
 }
 
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Json, &["PARSE_JSON(STRING) -> JSON"], parse_json),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,9 +104,3 @@ mod tests {
         assert!(json_text("").is_err());
     }
 }
-
-/// The functions this file makes, for the registry.
-#[rustfmt::skip]
-pub(super) const FUNCTIONS: &[Function] = &[
-    Function::udf(Family::Json, &["PARSE_JSON(STRING) -> JSON"], parse_json),
-];

@@ -540,6 +540,26 @@ pub(crate) fn generate_range_array() -> ScalarUDF {
     udf("generate_range_array", Op::GenerateArray)
 }
 
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::rewrite(Family::Range, &["RANGE(T, T) -> RANGE<T>"], range),
+    Function::udf(Family::Range, &["bigq_range(T, T) -> RANGE<T>"], bigq_range),
+    Function::udf(Family::Range, &["bigq_range_literal_date(STRING) -> RANGE<DATE>"], bigq_range_literal_date),
+    Function::udf(Family::Range, &["bigq_range_literal_datetime(STRING) -> RANGE<DATETIME>"],
+        bigq_range_literal_datetime),
+    Function::udf(Family::Range, &["bigq_range_literal_timestamp(STRING) -> RANGE<TIMESTAMP>"],
+        bigq_range_literal_timestamp),
+    Function::udf(Family::Range, &["GENERATE_RANGE_ARRAY(RANGE<T>, INTERVAL[, BOOL]) -> ARRAY<RANGE<T>>"],
+        generate_range_array),
+    Function::udf(Family::Range, &["RANGE_CONTAINS(RANGE<T>, T) -> BOOL", "RANGE_CONTAINS(RANGE<T>, RANGE<T>) -> BOOL"],
+        range_contains),
+    Function::udf(Family::Range, &["RANGE_END(RANGE<T>) -> T"], range_end),
+    Function::udf(Family::Range, &["RANGE_INTERSECT(RANGE<T>, RANGE<T>) -> RANGE<T>"], range_intersect),
+    Function::udf(Family::Range, &["RANGE_OVERLAPS(RANGE<T>, RANGE<T>) -> BOOL"], range_overlaps),
+    Function::udf(Family::Range, &["RANGE_START(RANGE<T>) -> T"], range_start),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,23 +598,3 @@ mod tests {
         assert_eq!(intersect(r, (Some(15), None)), (Some(15), Some(20)));
     }
 }
-
-/// The functions this file makes, for the registry.
-#[rustfmt::skip]
-pub(super) const FUNCTIONS: &[Function] = &[
-    Function::rewrite(Family::Range, &["RANGE(T, T) -> RANGE<T>"], range),
-    Function::udf(Family::Range, &["bigq_range(T, T) -> RANGE<T>"], bigq_range),
-    Function::udf(Family::Range, &["bigq_range_literal_date(STRING) -> RANGE<DATE>"], bigq_range_literal_date),
-    Function::udf(Family::Range, &["bigq_range_literal_datetime(STRING) -> RANGE<DATETIME>"],
-        bigq_range_literal_datetime),
-    Function::udf(Family::Range, &["bigq_range_literal_timestamp(STRING) -> RANGE<TIMESTAMP>"],
-        bigq_range_literal_timestamp),
-    Function::udf(Family::Range, &["GENERATE_RANGE_ARRAY(RANGE<T>, INTERVAL[, BOOL]) -> ARRAY<RANGE<T>>"],
-        generate_range_array),
-    Function::udf(Family::Range, &["RANGE_CONTAINS(RANGE<T>, T) -> BOOL", "RANGE_CONTAINS(RANGE<T>, RANGE<T>) -> BOOL"],
-        range_contains),
-    Function::udf(Family::Range, &["RANGE_END(RANGE<T>) -> T"], range_end),
-    Function::udf(Family::Range, &["RANGE_INTERSECT(RANGE<T>, RANGE<T>) -> RANGE<T>"], range_intersect),
-    Function::udf(Family::Range, &["RANGE_OVERLAPS(RANGE<T>, RANGE<T>) -> BOOL"], range_overlaps),
-    Function::udf(Family::Range, &["RANGE_START(RANGE<T>) -> T"], range_start),
-];
