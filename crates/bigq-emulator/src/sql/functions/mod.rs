@@ -21,10 +21,13 @@ mod array;
 mod conditional;
 mod date;
 mod geography;
+mod hash;
 mod interval;
 mod json;
 mod math;
+mod net;
 mod range;
+mod row;
 mod string;
 mod timestamp;
 mod udf;
@@ -50,9 +53,11 @@ enum Family {
     Date,
     Datetime,
     Geography,
+    Hash,
     Interval,
     Json,
     Math,
+    Net,
     Range,
     String,
     Time,
@@ -135,9 +140,11 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         conditional::FUNCTIONS,
         date::FUNCTIONS,
         geography::FUNCTIONS,
+        hash::FUNCTIONS,
         interval::FUNCTIONS,
         json::FUNCTIONS,
         math::FUNCTIONS,
+        net::FUNCTIONS,
         range::FUNCTIONS,
         string::FUNCTIONS,
         timestamp::FUNCTIONS,
@@ -172,8 +179,18 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(name) = function_name(f) else {
-        return Ok(None);
+    // `NET.HOST` and the other `NET.` functions are rewrites listed by their dotted name.
+    let name = match function_name(f) {
+        Some(name) => name,
+        None => match f.name.0.as_slice() {
+            [
+                ast::ObjectNamePart::Identifier(a),
+                ast::ObjectNamePart::Identifier(b),
+            ] if a.value.eq_ignore_ascii_case("NET") => {
+                format!("NET.{}", b.value.to_ascii_uppercase())
+            }
+            _ => return Ok(None),
+        },
     };
     match rewrites().get(&name) {
         Some(rewrite) => rewrite(&name, f),
