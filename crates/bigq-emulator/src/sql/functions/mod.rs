@@ -18,14 +18,17 @@
 
 mod aggregate;
 mod array;
+mod civil;
 mod conditional;
 mod date;
+mod datetime;
 mod geography;
 mod interval;
 mod json;
 mod math;
 mod range;
 mod string;
+mod time;
 mod timestamp;
 mod udf;
 mod utility;
@@ -134,12 +137,14 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         array::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
+        datetime::FUNCTIONS,
         geography::FUNCTIONS,
         interval::FUNCTIONS,
         json::FUNCTIONS,
         math::FUNCTIONS,
         range::FUNCTIONS,
         string::FUNCTIONS,
+        time::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
     ]
@@ -179,6 +184,12 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
         Some(rewrite) => rewrite(&name, f),
         None => Ok(None),
     }
+}
+
+/// `EXTRACT(part FROM x)` as the date family's UDFs compute it; `None` for any other
+/// expression.
+pub(crate) fn rewrite_extract(e: &Expr) -> BqResult<Option<Expr>> {
+    date::extract(e)
 }
 
 #[cfg(test)]
@@ -240,6 +251,7 @@ mod tests {
             "BYTES" => DataType::Binary,
             "DATE" => DataType::Date32,
             "DATETIME" => DataType::Timestamp(TimeUnit::Microsecond, None),
+            "TIME" => DataType::Time64(TimeUnit::Microsecond),
             "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             "INTERVAL" => DataType::Interval(IntervalUnit::MonthDayNano),
             other => panic!("no Arrow type for {other}"),
