@@ -18,8 +18,10 @@
 
 mod aggregate;
 mod array;
+mod civil;
 mod conditional;
 mod date;
+mod datetime;
 mod geography;
 mod hash;
 mod interval;
@@ -29,6 +31,7 @@ mod net;
 mod range;
 mod row;
 mod string;
+mod time;
 mod timestamp;
 mod udf;
 mod utility;
@@ -139,6 +142,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         array::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
+        datetime::FUNCTIONS,
         geography::FUNCTIONS,
         hash::FUNCTIONS,
         interval::FUNCTIONS,
@@ -147,6 +151,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         net::FUNCTIONS,
         range::FUNCTIONS,
         string::FUNCTIONS,
+        time::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
     ]
@@ -196,6 +201,12 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
         Some(rewrite) => rewrite(&name, f),
         None => Ok(None),
     }
+}
+
+/// `EXTRACT(part FROM x)` as the date family's UDFs compute it; `None` for any other
+/// expression.
+pub(crate) fn rewrite_extract(e: &Expr) -> BqResult<Option<Expr>> {
+    date::extract(e)
 }
 
 #[cfg(test)]
@@ -257,6 +268,7 @@ mod tests {
             "BYTES" => DataType::Binary,
             "DATE" => DataType::Date32,
             "DATETIME" => DataType::Timestamp(TimeUnit::Microsecond, None),
+            "TIME" => DataType::Time64(TimeUnit::Microsecond),
             "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             "INTERVAL" => DataType::Interval(IntervalUnit::MonthDayNano),
             other => panic!("no Arrow type for {other}"),

@@ -126,6 +126,11 @@ impl Rewriter<'_> {
             {
                 *e = placeholders::named_path(self.params, ids)?;
             }
+            Expr::Extract { .. } => {
+                if let Some(call) = functions::rewrite_extract(e)? {
+                    *e = call;
+                }
+            }
             Expr::Function(f) => {
                 if let Some(call) = functions::rewrite_call(f)? {
                     *e = call;
