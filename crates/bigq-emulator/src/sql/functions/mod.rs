@@ -23,8 +23,9 @@ mod date;
 mod geography;
 mod interval;
 mod json;
-mod math;
+pub(crate) mod math;
 mod range;
+pub(crate) mod safe;
 mod string;
 mod timestamp;
 mod udf;
@@ -139,6 +140,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         json::FUNCTIONS,
         math::FUNCTIONS,
         range::FUNCTIONS,
+        safe::FUNCTIONS,
         string::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
@@ -173,7 +175,7 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
     let Some(name) = function_name(f) else {
-        return Ok(None);
+        return safe::rewrite(f);
     };
     match rewrites().get(&name) {
         Some(rewrite) => rewrite(&name, f),
@@ -242,6 +244,8 @@ mod tests {
             "DATETIME" => DataType::Timestamp(TimeUnit::Microsecond, None),
             "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             "INTERVAL" => DataType::Interval(IntervalUnit::MonthDayNano),
+            "NUMERIC" => DataType::Decimal128(38, 9),
+            "BIGNUMERIC" => DataType::Decimal256(76, 38),
             other => panic!("no Arrow type for {other}"),
         }
     }
