@@ -26,10 +26,11 @@ mod geography;
 mod hash;
 mod interval;
 mod json;
-mod math;
+pub(crate) mod math;
 mod net;
 mod range;
 mod row;
+pub(crate) mod safe;
 mod string;
 mod time;
 mod timestamp;
@@ -150,6 +151,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         math::FUNCTIONS,
         net::FUNCTIONS,
         range::FUNCTIONS,
+        safe::FUNCTIONS,
         string::FUNCTIONS,
         time::FUNCTIONS,
         timestamp::FUNCTIONS,
@@ -184,7 +186,8 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    // `NET.HOST` and the other `NET.` functions are rewrites listed by their dotted name.
+    // `NET.HOST` and the other `NET.` functions are rewrites listed by their dotted name;
+    // any other dotted name may be a `SAFE.` call.
     let name = match function_name(f) {
         Some(name) => name,
         None => match f.name.0.as_slice() {
@@ -194,7 +197,7 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
             ] if a.value.eq_ignore_ascii_case("NET") => {
                 format!("NET.{}", b.value.to_ascii_uppercase())
             }
-            _ => return Ok(None),
+            _ => return safe::rewrite(f),
         },
     };
     match rewrites().get(&name) {
@@ -271,6 +274,8 @@ mod tests {
             "TIME" => DataType::Time64(TimeUnit::Microsecond),
             "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             "INTERVAL" => DataType::Interval(IntervalUnit::MonthDayNano),
+            "NUMERIC" => DataType::Decimal128(38, 9),
+            "BIGNUMERIC" => DataType::Decimal256(76, 38),
             other => panic!("no Arrow type for {other}"),
         }
     }

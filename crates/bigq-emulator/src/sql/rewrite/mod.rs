@@ -16,5 +16,6 @@ mod result_names;
 mod tables;
 mod unnest;
 
+pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::query::rewrite_query;
 pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};

@@ -80,8 +80,8 @@ impl Rewriter<'_> {
             Expr::BinaryOp {
                 op: BinaryOperator::Divide,
                 left,
-                ..
-            } => operators::float_division(left),
+                right,
+            } => *e = operators::division(left, right),
             Expr::Value(v) => match &v.value {
                 Value::Placeholder(p) if p == "?" => {
                     let i = self.positional;
