@@ -17,6 +17,7 @@
 //! no name is listed twice.
 
 mod aggregate;
+mod approximate;
 mod array;
 mod conditional;
 mod date;
@@ -25,6 +26,7 @@ mod interval;
 mod json;
 mod math;
 mod range;
+mod statistical;
 mod string;
 mod timestamp;
 mod udf;
@@ -45,6 +47,7 @@ use crate::sql::ast::function_name;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
     Aggregate,
+    Approximate,
     Array,
     Conditional,
     Date,
@@ -54,6 +57,7 @@ enum Family {
     Json,
     Math,
     Range,
+    Statistical,
     String,
     Time,
     Timestamp,
@@ -131,6 +135,7 @@ impl Function {
 fn functions() -> impl Iterator<Item = &'static Function> {
     [
         aggregate::FUNCTIONS,
+        approximate::FUNCTIONS,
         array::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
@@ -139,6 +144,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         json::FUNCTIONS,
         math::FUNCTIONS,
         range::FUNCTIONS,
+        statistical::FUNCTIONS,
         string::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
@@ -172,8 +178,19 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(name) = function_name(f) else {
-        return Ok(None);
+    let name = match (function_name(f), f.name.0.as_slice()) {
+        (Some(name), _) => name,
+        // `HLL_COUNT.INIT` and the rest, named by their two parts.
+        (
+            None,
+            [
+                ast::ObjectNamePart::Identifier(a),
+                ast::ObjectNamePart::Identifier(b),
+            ],
+        ) if a.value.eq_ignore_ascii_case("HLL_COUNT") => {
+            format!("HLL_COUNT.{}", b.value.to_ascii_uppercase())
+        }
+        _ => return Ok(None),
     };
     match rewrites().get(&name) {
         Some(rewrite) => rewrite(&name, f),
@@ -228,6 +245,16 @@ mod tests {
                 true,
             )));
         }
+        if let Some(inner) = t.strip_prefix("STRUCT<").and_then(|r| r.strip_suffix('>')) {
+            let fields: Vec<Field> = split_top_level(inner)
+                .iter()
+                .map(|f| {
+                    let (name, t) = f.split_once(' ').expect(f);
+                    Field::new(name, arrow_type(t, element), true)
+                })
+                .collect();
+            return DataType::Struct(fields.into());
+        }
         if let Some(inner) = t.strip_prefix("RANGE<").and_then(|r| r.strip_suffix('>')) {
             return range_type(arrow_type(inner, element));
         }
@@ -246,6 +273,26 @@ mod tests {
         }
     }
 
+    /// `A, B<C, D>` as `A` and `B<C, D>`.
+    fn split_top_level(list: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let (mut depth, mut cur) = (0, String::new());
+        for c in list.chars() {
+            match c {
+                ',' if depth == 0 => out.push(std::mem::take(&mut cur).trim().to_string()),
+                '<' | '>' => {
+                    depth += if c == '<' { 1 } else { -1 };
+                    cur.push(c);
+                }
+                c => cur.push(c),
+            }
+        }
+        if !cur.trim().is_empty() {
+            out.push(cur.trim().to_string());
+        }
+        out
+    }
+
     /// The argument lists `NAME(A, B<C, D>[, E]) -> R` stands for (with and without `E`), each
     /// with the result type.
     fn parse_signature(s: &str) -> Vec<(Vec<String>, String)> {
@@ -260,24 +307,7 @@ mod tests {
         };
         lists
             .iter()
-            .map(|list| {
-                let mut out = Vec::new();
-                let (mut depth, mut cur) = (0, String::new());
-                for c in list.chars() {
-                    match c {
-                        ',' if depth == 0 => out.push(std::mem::take(&mut cur).trim().to_string()),
-                        '<' | '>' => {
-                            depth += if c == '<' { 1 } else { -1 };
-                            cur.push(c);
-                        }
-                        c => cur.push(c),
-                    }
-                }
-                if !cur.trim().is_empty() {
-                    out.push(cur.trim().to_string());
-                }
-                (out, ret.to_string())
-            })
+            .map(|list| (split_top_level(list), ret.to_string()))
             .collect()
     }
 

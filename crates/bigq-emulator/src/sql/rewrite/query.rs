@@ -63,8 +63,14 @@ impl Rewriter<'_> {
                 *e = literals::range_interval(iv)?;
             }
             Expr::Cast {
-                kind, data_type, ..
-            } => literals::cast_type(kind, data_type),
+                kind,
+                data_type,
+                expr,
+                ..
+            } => {
+                literals::typed_struct_array(expr, data_type);
+                literals::cast_type(kind, data_type)
+            }
             Expr::TypedString(ts) => {
                 if let Some(cast) = literals::typed_string(ts) {
                     *e = cast;
