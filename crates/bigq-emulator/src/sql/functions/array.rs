@@ -86,6 +86,7 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
 /// What a [`Pick`] takes of each array.
 #[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
 enum Part {
+    At,
     First,
     Last,
     Slice,
@@ -103,6 +104,7 @@ struct Pick {
 impl Pick {
     fn shown(&self) -> &'static str {
         match self.part {
+            Part::At => "Array index",
             Part::First => "ARRAY_FIRST",
             Part::Last => "ARRAY_LAST",
             Part::Slice => "ARRAY_SLICE",
@@ -113,6 +115,7 @@ impl Pick {
 impl ScalarUDFImpl for Pick {
     fn name(&self) -> &str {
         match self.part {
+            Part::At => "bigq_array_at",
             Part::First => "array_first",
             Part::Last => "array_last",
             Part::Slice => "array_slice_offsets",
@@ -145,6 +148,14 @@ impl ScalarUDFImpl for Pick {
             ));
         }
         let lists = arrays[0].as_list::<i32>();
+        let at = if self.part == Part::At {
+            Some(datafusion::arrow::compute::cast(
+                &arrays[1],
+                &DataType::Int64,
+            )?)
+        } else {
+            None
+        };
         let bounds = if self.part == Part::Slice {
             let s = datafusion::arrow::compute::cast(&arrays[1], &DataType::Int64)?;
             let e = datafusion::arrow::compute::cast(&arrays[2], &DataType::Int64)?;
@@ -160,7 +171,8 @@ impl ScalarUDFImpl for Pick {
             let len = lists.value_offsets()[row + 1] as i64 - start;
             let null_bound = bounds
                 .as_ref()
-                .is_some_and(|(s, e)| s.is_null(row) || e.is_null(row));
+                .is_some_and(|(s, e)| s.is_null(row) || e.is_null(row))
+                || at.as_ref().is_some_and(|i| i.is_null(row));
             if lists.is_null(row) || null_bound {
                 if self.part == Part::Slice {
                     offsets.push(picked.len() as i32);
@@ -180,6 +192,18 @@ impl ScalarUDFImpl for Pick {
                     }
                     offsets.push(picked.len() as i32);
                     valid.push(true);
+                }
+                (Part::At, _) => {
+                    let i = at
+                        .as_ref()
+                        .map_or(0, |i| i.as_primitive::<Int64Type>().value(row));
+                    if i < 1 || i > len {
+                        return Err(DataFusionError::Execution(format!(
+                            "Array index {} is out of bounds (the array has {len} elements)",
+                            i - 1
+                        )));
+                    }
+                    picked.push(Some((start + i - 1) as u64));
                 }
                 _ if len == 0 => {
                     return Err(DataFusionError::Execution(format!(
@@ -213,6 +237,11 @@ fn pick(part: Part, args: usize) -> ScalarUDF {
         part,
         signature: Signature::any(args, Volatility::Immutable),
     })
+}
+
+/// `bigq_array_at(array, i)`: the element at the 1-based `i`, an error out of bounds.
+pub(crate) fn bigq_array_at() -> ScalarUDF {
+    pick(Part::At, 2)
 }
 
 /// `ARRAY_FIRST(array)`: its first element, an error when it is empty.
@@ -331,6 +360,7 @@ pub(crate) fn generate_date_array(name: &str, f: &ast::Function) -> BqResult<Opt
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
+    Function::udf(Family::Array, &["bigq_array_at(ARRAY<T>, INT64) -> T"], bigq_array_at),
     Function::udf(Family::Array, &["ARRAY_FIRST(ARRAY<T>) -> T"], array_first),
     Function::udf(Family::Array, &["ARRAY_LAST(ARRAY<T>) -> T"], array_last),
     Function::rewrite(Family::Array, &["ARRAY_SLICE(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice),

@@ -112,7 +112,11 @@ impl Rewriter<'_> {
                 array_expr,
                 negated,
             } => *e = operators::in_unnest(expr, array_expr, *negated),
-            Expr::CompoundFieldAccess { access_chain, .. } => operators::subscripts(access_chain),
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                if let Some(checked) = operators::subscripts(root, access_chain) {
+                    *e = checked;
+                }
+            }
             Expr::Identifier(id)
                 if id.quote_style.is_none()
                     && !id.value.starts_with('@')
