@@ -1,5 +1,5 @@
 //! GoogleSQL text to sqlparser statements, in BigQuery's dialect, after the rewrites that
-//! must happen in the text (RANGE syntax sqlparser does not know).
+//! must happen in the text (RANGE syntax and typed array literals, which sqlparser does not know).
 
 use datafusion::sql::sqlparser::ast;
 use datafusion::sql::sqlparser::dialect::BigQueryDialect;
@@ -7,10 +7,12 @@ use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{BqError, BqResult};
 use crate::sql::rewrite::range::pre_parse;
+use crate::sql::rewrite::typed_arrays;
 
 /// Parses GoogleSQL (one statement or a script).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
     let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
+    let sql = typed_arrays::pre_parse(&sql);
     Parser::parse_sql(&BigQueryDialect {}, &sql)
         .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
 }

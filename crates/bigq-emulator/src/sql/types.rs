@@ -304,6 +304,17 @@ pub fn datafusion_sql_type(t: &ast::DataType) -> Option<ast::DataType> {
             let inner = datafusion_sql_type(inner).unwrap_or_else(|| (**inner).clone());
             D::Array(ast::ArrayElemTypeDef::SquareBracket(Box::new(inner), None))
         }
+        D::Struct(fields, bracket) => D::Struct(
+            fields
+                .iter()
+                .map(|f| ast::StructField {
+                    field_type: datafusion_sql_type(&f.field_type)
+                        .unwrap_or_else(|| f.field_type.clone()),
+                    ..f.clone()
+                })
+                .collect(),
+            *bracket,
+        ),
         _ => return None,
     })
 }

@@ -46,6 +46,8 @@ impl Engine {
             );
         let opts = config.options_mut();
         opts.sql_parser.enable_ident_normalization = false;
+        // BigQuery orders NULL before every value: first under ASC, last under DESC.
+        opts.sql_parser.default_null_ordering = "nulls_min".to_string();
         opts.execution.time_zone = Some("UTC".to_string());
         let state = SessionStateBuilder::new()
             .with_config(config)

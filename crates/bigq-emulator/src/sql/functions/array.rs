@@ -1,5 +1,6 @@
-//! Array functions: `ARRAY(subquery)`, and `GENERATE_ARRAY` as DataFusion's
-//! `generate_series`, but left for execution.
+//! Array functions: `ARRAY(subquery)`, `ARRAY_FIRST`/`LAST`/`SLICE` with BigQuery's offsets,
+//! `GENERATE_DATE_ARRAY`/`GENERATE_TIMESTAMP_ARRAY` as DataFusion's `range` over dates and
+//! timestamps, and `GENERATE_ARRAY` as DataFusion's `generate_series`, but left for execution.
 //!
 //! `generate_series` is immutable, so DataFusion's simplifier evaluates a call with constant
 //! bounds while planning and puts the whole array into the plan as one list literal. The
@@ -10,8 +11,11 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
-use datafusion::common::Result as DfResult;
+use datafusion::arrow::array::{Array, AsArray, ListArray, UInt64Array};
+use datafusion::arrow::buffer::OffsetBuffer;
+use datafusion::arrow::compute::take;
+use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::common::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
@@ -19,7 +23,7 @@ use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use super::{Family, Function};
 use crate::error::{BqError, BqResult};
-use crate::sql::ast::{call, function_args};
+use crate::sql::ast::{call, cast, function_args, string};
 use crate::sql::parse::parse;
 
 /// The name the rewrite gives `GENERATE_ARRAY`.
@@ -79,10 +83,290 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     }
 }
 
+/// What a [`Pick`] takes of each array.
+#[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
+enum Part {
+    At,
+    First,
+    Last,
+    Slice,
+}
+
+/// `ARRAY_FIRST(a)`, `ARRAY_LAST(a)` (an error for an empty array) and
+/// `ARRAY_SLICE(a, start, end)` (0-based offsets, negative ones from the end, both
+/// inclusive and clamped to the array).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Pick {
+    part: Part,
+    signature: Signature,
+}
+
+impl Pick {
+    fn shown(&self) -> &'static str {
+        match self.part {
+            Part::At => "Array index",
+            Part::First => "ARRAY_FIRST",
+            Part::Last => "ARRAY_LAST",
+            Part::Slice => "ARRAY_SLICE",
+        }
+    }
+}
+
+impl ScalarUDFImpl for Pick {
+    fn name(&self) -> &str {
+        match self.part {
+            Part::At => "bigq_array_at",
+            Part::First => "array_first",
+            Part::Last => "array_last",
+            Part::Slice => "array_slice_offsets",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
+        match (&args[0], self.part) {
+            (DataType::List(_), Part::Slice) => Ok(args[0].clone()),
+            (DataType::List(f), _) => Ok(f.data_type().clone()),
+            (DataType::Null, _) => Ok(DataType::Null),
+            (other, _) => Err(DataFusionError::Plan(format!(
+                "{} takes an ARRAY, got {other}",
+                self.shown()
+            ))),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let out = args.return_field.data_type().clone();
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        if arrays[0].data_type() == &DataType::Null {
+            let n = args.number_rows;
+            return Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_null_array(&out, n),
+            ));
+        }
+        let lists = arrays[0].as_list::<i32>();
+        let at = if self.part == Part::At {
+            Some(datafusion::arrow::compute::cast(
+                &arrays[1],
+                &DataType::Int64,
+            )?)
+        } else {
+            None
+        };
+        let bounds = if self.part == Part::Slice {
+            let s = datafusion::arrow::compute::cast(&arrays[1], &DataType::Int64)?;
+            let e = datafusion::arrow::compute::cast(&arrays[2], &DataType::Int64)?;
+            Some((s, e))
+        } else {
+            None
+        };
+        let mut picked: Vec<Option<u64>> = Vec::new();
+        let mut offsets = vec![0i32];
+        let mut valid = Vec::new();
+        for row in 0..lists.len() {
+            let start = lists.value_offsets()[row] as i64;
+            let len = lists.value_offsets()[row + 1] as i64 - start;
+            let null_bound = bounds
+                .as_ref()
+                .is_some_and(|(s, e)| s.is_null(row) || e.is_null(row))
+                || at.as_ref().is_some_and(|i| i.is_null(row));
+            if lists.is_null(row) || null_bound {
+                if self.part == Part::Slice {
+                    offsets.push(picked.len() as i32);
+                    valid.push(false);
+                } else {
+                    picked.push(None);
+                }
+                continue;
+            }
+            match (self.part, &bounds) {
+                (Part::Slice, Some((s, e))) => {
+                    let at = |i: i64| if i < 0 { len + i } else { i };
+                    let s = at(s.as_primitive::<Int64Type>().value(row)).max(0);
+                    let e = at(e.as_primitive::<Int64Type>().value(row)).min(len - 1);
+                    for i in s..=e {
+                        picked.push(Some((start + i) as u64));
+                    }
+                    offsets.push(picked.len() as i32);
+                    valid.push(true);
+                }
+                (Part::At, _) => {
+                    let i = at
+                        .as_ref()
+                        .map_or(0, |i| i.as_primitive::<Int64Type>().value(row));
+                    if i < 1 || i > len {
+                        return Err(DataFusionError::Execution(format!(
+                            "Array index {} is out of bounds (the array has {len} elements)",
+                            i - 1
+                        )));
+                    }
+                    picked.push(Some((start + i - 1) as u64));
+                }
+                _ if len == 0 => {
+                    return Err(DataFusionError::Execution(format!(
+                        "{}: the array is empty",
+                        self.shown()
+                    )));
+                }
+                (Part::First, _) => picked.push(Some(start as u64)),
+                _ => picked.push(Some((start + len - 1) as u64)),
+            }
+        }
+        let taken = take(lists.values().as_ref(), &UInt64Array::from(picked), None)?;
+        if self.part != Part::Slice {
+            return Ok(ColumnarValue::Array(taken));
+        }
+        let DataType::List(item) = out else {
+            return Err(DataFusionError::Internal("ARRAY_SLICE result".into()));
+        };
+        let list = ListArray::try_new(
+            item,
+            OffsetBuffer::new(offsets.into()),
+            taken,
+            Some(valid.into()),
+        )?;
+        Ok(ColumnarValue::Array(Arc::new(list)))
+    }
+}
+
+fn pick(part: Part, args: usize) -> ScalarUDF {
+    ScalarUDF::new_from_impl(Pick {
+        part,
+        signature: Signature::any(args, Volatility::Immutable),
+    })
+}
+
+/// `bigq_array_at(array, i)`: the element at the 1-based `i`, an error out of bounds.
+pub(crate) fn bigq_array_at() -> ScalarUDF {
+    pick(Part::At, 2)
+}
+
+/// `ARRAY_FIRST(array)`: its first element, an error when it is empty.
+pub(crate) fn array_first() -> ScalarUDF {
+    pick(Part::First, 1)
+}
+
+/// `ARRAY_LAST(array)`: its last element, an error when it is empty.
+pub(crate) fn array_last() -> ScalarUDF {
+    pick(Part::Last, 1)
+}
+
+/// `array_slice_offsets(array, start, end)`, BigQuery's `ARRAY_SLICE`.
+pub(crate) fn array_slice_offsets() -> ScalarUDF {
+    pick(Part::Slice, 3)
+}
+
+/// `ARRAY_SLICE(array, start, end)` as `array_slice_offsets` (DataFusion's `array_slice`
+/// counts from 1).
+pub(crate) fn array_slice(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let args = function_args(f).ok_or_else(|| BqError::unsupported("ARRAY_SLICE arguments"))?;
+    if args.len() != 3 {
+        return Err(BqError::invalid_query("ARRAY_SLICE takes three arguments"));
+    }
+    Ok(Some(call("array_slice_offsets", args)))
+}
+
+/// `INTERVAL n unit` as the interval text DataFusion reads (`'-3 days'`); `None` for any
+/// other step.
+fn step_interval(e: &Expr) -> Option<Expr> {
+    let Expr::Interval(iv) = e else {
+        return None;
+    };
+    let n: i64 = match iv.value.as_ref() {
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok()?,
+            ast::Value::SingleQuotedString(n) => n.trim().parse().ok()?,
+            _ => return None,
+        },
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => -n.parse::<i64>().ok()?,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let unit = iv.leading_field.as_ref()?.to_string().to_ascii_lowercase();
+    let (n, unit) = match unit.as_str() {
+        "week" => (n * 7, "day"),
+        "quarter" => (n * 3, "month"),
+        "millisecond" | "microsecond" | "second" | "minute" | "hour" | "day" | "month" | "year" => {
+            (n, unit.as_str())
+        }
+        _ => return None,
+    };
+    if n == 0 {
+        return Some(Expr::value(ast::Value::Null));
+    }
+    Some(Expr::Interval(ast::Interval {
+        value: Box::new(string(&format!("{n} {unit}s"))),
+        leading_field: None,
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    }))
+}
+
+/// `GENERATE_DATE_ARRAY(start, end [, INTERVAL n unit])` and
+/// `GENERATE_TIMESTAMP_ARRAY(start, end, INTERVAL n unit)` as DataFusion's
+/// `generate_series` over the bounds cast to DATE or TIMESTAMP (a step of 1 DAY when left
+/// out); a zero step is BigQuery's error.
+pub(crate) fn generate_date_array(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let mut args =
+        function_args(f).ok_or_else(|| BqError::unsupported(format!("{name} arguments")))?;
+    let date = name == "GENERATE_DATE_ARRAY";
+    if date && args.len() == 2 {
+        args.push(Expr::Interval(ast::Interval {
+            value: Box::new(string("1 days")),
+            leading_field: None,
+            leading_precision: None,
+            last_field: None,
+            fractional_seconds_precision: None,
+        }));
+    }
+    let [s, e, step] = <[Expr; 3]>::try_from(args)
+        .map_err(|_| BqError::invalid_query(format!("{name}: wrong number of arguments")))?;
+    let step = match step_interval(&step) {
+        Some(Expr::Value(_)) => {
+            return Err(BqError::invalid_query(format!("{name}: step cannot be 0")));
+        }
+        Some(iv) => iv,
+        None if matches!(step, Expr::Interval(ref iv) if iv.leading_field.is_none()) => step,
+        None => {
+            return Err(BqError::unsupported(format!(
+                "{name} with the step {step} (an INTERVAL literal of one unit is)"
+            )));
+        }
+    };
+    let t = if date {
+        ast::DataType::Date
+    } else {
+        ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz)
+    };
+    Ok(Some(call(
+        "generate_series",
+        vec![cast(s, t.clone()), cast(e, t), step],
+    )))
+}
+
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
+    Function::udf(Family::Array, &["bigq_array_at(ARRAY<T>, INT64) -> T"], bigq_array_at),
+    Function::udf(Family::Array, &["ARRAY_FIRST(ARRAY<T>) -> T"], array_first),
+    Function::udf(Family::Array, &["ARRAY_LAST(ARRAY<T>) -> T"], array_last),
+    Function::rewrite(Family::Array, &["ARRAY_SLICE(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice),
+    Function::udf(Family::Array, &["array_slice_offsets(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice_offsets),
+    Function::rewrite(Family::Array, &["GENERATE_DATE_ARRAY(DATE, DATE[, INTERVAL]) -> ARRAY<DATE>"], generate_date_array),
+    Function::rewrite(Family::Array, &["GENERATE_TIMESTAMP_ARRAY(TIMESTAMP, TIMESTAMP, INTERVAL) -> ARRAY<TIMESTAMP>"], generate_date_array),
     Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], generate_array),
     Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], bq_generate_array),
 ];

@@ -17,6 +17,7 @@
 //! no name is listed twice.
 
 mod aggregate;
+mod approximate;
 mod array;
 mod civil;
 mod conditional;
@@ -31,6 +32,7 @@ mod net;
 mod range;
 mod row;
 pub(crate) mod safe;
+mod statistical;
 mod string;
 mod time;
 mod timestamp;
@@ -52,6 +54,7 @@ use crate::sql::ast::function_name;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
     Aggregate,
+    Approximate,
     Array,
     Conditional,
     Date,
@@ -63,6 +66,7 @@ enum Family {
     Math,
     Net,
     Range,
+    Statistical,
     String,
     Time,
     Timestamp,
@@ -140,6 +144,7 @@ impl Function {
 fn functions() -> impl Iterator<Item = &'static Function> {
     [
         aggregate::FUNCTIONS,
+        approximate::FUNCTIONS,
         array::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
@@ -152,6 +157,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         net::FUNCTIONS,
         range::FUNCTIONS,
         safe::FUNCTIONS,
+        statistical::FUNCTIONS,
         string::FUNCTIONS,
         time::FUNCTIONS,
         timestamp::FUNCTIONS,
@@ -186,16 +192,22 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    // `NET.HOST` and the other `NET.` functions are rewrites listed by their dotted name;
-    // any other dotted name may be a `SAFE.` call.
+    // `NET.HOST`, `HLL_COUNT.INIT` and the other functions of a dotted family are
+    // rewrites listed by their dotted name; any other dotted name may be a `SAFE.` call.
     let name = match function_name(f) {
         Some(name) => name,
         None => match f.name.0.as_slice() {
             [
                 ast::ObjectNamePart::Identifier(a),
                 ast::ObjectNamePart::Identifier(b),
-            ] if a.value.eq_ignore_ascii_case("NET") => {
-                format!("NET.{}", b.value.to_ascii_uppercase())
+            ] if a.value.eq_ignore_ascii_case("NET")
+                || a.value.eq_ignore_ascii_case("HLL_COUNT") =>
+            {
+                format!(
+                    "{}.{}",
+                    a.value.to_ascii_uppercase(),
+                    b.value.to_ascii_uppercase()
+                )
             }
             _ => return safe::rewrite(f),
         },
@@ -259,6 +271,16 @@ mod tests {
                 true,
             )));
         }
+        if let Some(inner) = t.strip_prefix("STRUCT<").and_then(|r| r.strip_suffix('>')) {
+            let fields: Vec<Field> = split_top_level(inner)
+                .iter()
+                .map(|f| {
+                    let (name, t) = f.split_once(' ').expect(f);
+                    Field::new(name, arrow_type(t, element), true)
+                })
+                .collect();
+            return DataType::Struct(fields.into());
+        }
         if let Some(inner) = t.strip_prefix("RANGE<").and_then(|r| r.strip_suffix('>')) {
             return range_type(arrow_type(inner, element));
         }
@@ -280,6 +302,26 @@ mod tests {
         }
     }
 
+    /// `A, B<C, D>` as `A` and `B<C, D>`.
+    fn split_top_level(list: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let (mut depth, mut cur) = (0, String::new());
+        for c in list.chars() {
+            match c {
+                ',' if depth == 0 => out.push(std::mem::take(&mut cur).trim().to_string()),
+                '<' | '>' => {
+                    depth += if c == '<' { 1 } else { -1 };
+                    cur.push(c);
+                }
+                c => cur.push(c),
+            }
+        }
+        if !cur.trim().is_empty() {
+            out.push(cur.trim().to_string());
+        }
+        out
+    }
+
     /// The argument lists `NAME(A, B<C, D>[, E]) -> R` stands for (with and without `E`), each
     /// with the result type.
     fn parse_signature(s: &str) -> Vec<(Vec<String>, String)> {
@@ -294,24 +336,7 @@ mod tests {
         };
         lists
             .iter()
-            .map(|list| {
-                let mut out = Vec::new();
-                let (mut depth, mut cur) = (0, String::new());
-                for c in list.chars() {
-                    match c {
-                        ',' if depth == 0 => out.push(std::mem::take(&mut cur).trim().to_string()),
-                        '<' | '>' => {
-                            depth += if c == '<' { 1 } else { -1 };
-                            cur.push(c);
-                        }
-                        c => cur.push(c),
-                    }
-                }
-                if !cur.trim().is_empty() {
-                    out.push(cur.trim().to_string());
-                }
-                (out, ret.to_string())
-            })
+            .map(|list| (split_top_level(list), ret.to_string()))
             .collect()
     }
 

@@ -1,7 +1,8 @@
 //! GoogleSQL literals and type names as DataFusion reads them: raw, triple-quoted and bytes
 //! literals, typed literals (`DATE '2024-01-01'`), casts to GoogleSQL types (`SAFE_CAST`
 //! as `TRY_CAST`), range interval literals (`INTERVAL '1-2' YEAR TO MONTH`), typed
-//! `STRUCT<..>(..)` values, and arrays of STRUCTs named after their first element.
+//! `STRUCT<..>(..)` values, and arrays of STRUCTs (tuples among them) named after their first
+//! element.
 
 use datafusion::sql::sqlparser::ast::{self, CastKind, Expr, Ident, TypedString, Value};
 
@@ -86,6 +87,51 @@ pub(super) fn cast_type(kind: &mut CastKind, data_type: &mut ast::DataType) {
     }
 }
 
+/// `CAST([(1, 'x'), ..] AS ARRAY<STRUCT<a INT64, b STRING>>)` (how a typed array literal
+/// arrives): each tuple or unnamed struct element a struct with the type's field names.
+pub(super) fn typed_struct_array(expr: &mut Expr, data_type: &ast::DataType) {
+    let (Expr::Array(arr), ast::DataType::Array(ast::ArrayElemTypeDef::AngleBracket(inner))) =
+        (expr, data_type)
+    else {
+        return;
+    };
+    let ast::DataType::Struct(fields, _) = inner.as_ref() else {
+        return;
+    };
+    for el in arr.elem.iter_mut() {
+        let values = match el {
+            Expr::Tuple(items) => std::mem::take(items),
+            Expr::Struct { values, fields: f } if f.is_empty() => std::mem::take(values),
+            _ => continue,
+        };
+        if values.len() != fields.len() {
+            *el = Expr::Tuple(values);
+            continue;
+        }
+        let named = values
+            .into_iter()
+            .zip(fields)
+            .map(|(v, f)| {
+                let v = match v {
+                    Expr::Named { expr, .. } => *expr,
+                    v => v,
+                };
+                match &f.field_name {
+                    Some(name) => Expr::Named {
+                        expr: Box::new(v),
+                        name: name.clone(),
+                    },
+                    None => v,
+                }
+            })
+            .collect();
+        *el = Expr::Struct {
+            values: named,
+            fields: Vec::new(),
+        };
+    }
+}
+
 /// `TYPE 'text'` as a cast of the text, when DataFusion names the type otherwise.
 pub(super) fn typed_string(ts: &TypedString) -> Option<Expr> {
     let t = datafusion_sql_type(&ts.data_type)?;
@@ -141,7 +187,7 @@ pub(super) fn typed_struct(
     Ok(())
 }
 
-/// `[STRUCT(1 AS a), STRUCT(2)]`: later structs take the first one's names.
+/// `[STRUCT(1 AS a), STRUCT(2), (3)]`: later structs and tuples take the first one's names.
 pub(super) fn struct_array_names(arr: &mut ast::Array) {
     let names: Option<Vec<Ident>> = match arr.elem.first() {
         Some(Expr::Struct { values, .. }) => values
@@ -155,6 +201,15 @@ pub(super) fn struct_array_names(arr: &mut ast::Array) {
     };
     if let Some(names) = names {
         for el in arr.elem.iter_mut().skip(1) {
+            // `[STRUCT(1 AS a), (2)]`: a tuple element is a struct of the array's type.
+            if let Expr::Tuple(items) = el
+                && items.len() == names.len()
+            {
+                *el = Expr::Struct {
+                    values: std::mem::take(items),
+                    fields: Vec::new(),
+                };
+            }
             if let Expr::Struct { values, .. } = el
                 && values.len() == names.len()
             {

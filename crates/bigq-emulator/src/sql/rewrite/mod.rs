@@ -4,7 +4,7 @@
 //! (`placeholders`), literals and type names (`literals`) and operators (`operators`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
-//! text, before parsing.
+//! text, before parsing, and `typed_arrays` the typed array literals.
 
 mod information_schema;
 mod literals;
@@ -14,6 +14,7 @@ mod query;
 pub(crate) mod range;
 mod result_names;
 mod tables;
+pub(crate) mod typed_arrays;
 mod unnest;
 
 pub(crate) use self::operators::TypedOperators;

@@ -51,22 +51,71 @@ pub(super) fn in_unnest(expr: &Expr, array_expr: &Expr, negated: bool) -> Expr {
     }
 }
 
-/// `array[OFFSET(i)]` and `array[ORDINAL(i)]` (and their `SAFE_` forms) as DataFusion's
-/// 1-based subscripts.
-pub(super) fn subscripts(access_chain: &mut [ast::AccessExpr]) {
-    for a in access_chain.iter_mut() {
-        if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a
-            && let Expr::Function(f) = index
-            && let Some(n) = function_name(f)
-            && let Some(mut args) = function_args(f).filter(|a| a.len() == 1)
-        {
-            let i = args.pop().unwrap_or(Expr::value(Value::Null));
-            *index = match n.as_str() {
-                "OFFSET" | "SAFE_OFFSET" => binary(i, BinaryOperator::Plus, number(1)),
-                "ORDINAL" | "SAFE_ORDINAL" => i,
-                _ => continue,
-            };
+/// `array[OFFSET(i)]` and `array[ORDINAL(i)]` as `bigq_array_at`, which raises
+/// BigQuery's error for an index out of bounds; `SAFE_OFFSET`/`SAFE_ORDINAL` as DataFusion's
+/// 1-based subscripts, NULL out of bounds. The whole access, when it changed.
+pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr>) -> Option<Expr> {
+    let mut base: Option<Expr> = None;
+    let mut rest: Vec<ast::AccessExpr> = Vec::new();
+    for a in std::mem::take(access_chain) {
+        let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = &a else {
+            rest.push(a);
+            continue;
+        };
+        let (checked, i) = match index {
+            Expr::Function(f) => match (
+                function_name(f).as_deref(),
+                function_args(f).filter(|a| a.len() == 1),
+            ) {
+                (Some(n @ ("OFFSET" | "SAFE_OFFSET")), Some(mut args)) => {
+                    let i = args.pop().unwrap_or(Expr::value(Value::Null));
+                    (n == "OFFSET", binary(i, BinaryOperator::Plus, number(1)))
+                }
+                (Some(n @ ("ORDINAL" | "SAFE_ORDINAL")), Some(mut args)) => (
+                    n == "ORDINAL",
+                    args.pop().unwrap_or(Expr::value(Value::Null)),
+                ),
+                _ => {
+                    rest.push(a);
+                    continue;
+                }
+            },
+            // A bare `[i]` is left to DataFusion: on JSON it is a member or element access.
+            _ => {
+                rest.push(a);
+                continue;
+            }
+        };
+        if !checked {
+            rest.push(ast::AccessExpr::Subscript(ast::Subscript::Index {
+                index: i,
+            }));
+            continue;
         }
+        let array = match base.take() {
+            None if rest.is_empty() => std::mem::replace(root, Expr::value(Value::Null)),
+            None => Expr::CompoundFieldAccess {
+                root: Box::new(std::mem::replace(root, Expr::value(Value::Null))),
+                access_chain: std::mem::take(&mut rest),
+            },
+            Some(b) if rest.is_empty() => b,
+            Some(b) => Expr::CompoundFieldAccess {
+                root: Box::new(b),
+                access_chain: std::mem::take(&mut rest),
+            },
+        };
+        base = Some(call("bigq_array_at", vec![array, i]));
+    }
+    match base {
+        None => {
+            *access_chain = rest;
+            None
+        }
+        Some(b) if rest.is_empty() => Some(b),
+        Some(b) => Some(Expr::CompoundFieldAccess {
+            root: Box::new(b),
+            access_chain: rest,
+        }),
     }
 }
 

@@ -63,8 +63,14 @@ impl Rewriter<'_> {
                 *e = literals::range_interval(iv)?;
             }
             Expr::Cast {
-                kind, data_type, ..
-            } => literals::cast_type(kind, data_type),
+                kind,
+                data_type,
+                expr,
+                ..
+            } => {
+                literals::typed_struct_array(expr, data_type);
+                literals::cast_type(kind, data_type)
+            }
             Expr::TypedString(ts) => {
                 if let Some(cast) = literals::typed_string(ts) {
                     *e = cast;
@@ -106,7 +112,11 @@ impl Rewriter<'_> {
                 array_expr,
                 negated,
             } => *e = operators::in_unnest(expr, array_expr, *negated),
-            Expr::CompoundFieldAccess { access_chain, .. } => operators::subscripts(access_chain),
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                if let Some(checked) = operators::subscripts(root, access_chain) {
+                    *e = checked;
+                }
+            }
             Expr::Identifier(id)
                 if id.quote_style.is_none()
                     && !id.value.starts_with('@')

@@ -254,14 +254,14 @@ fn range_type_at(b: &[u8], i: usize) -> Option<(String, usize)> {
     (b.get(close) == Some(&b'>')).then_some((name, close + 1))
 }
 
-fn skip_space(b: &[u8], mut i: usize) -> usize {
+pub(super) fn skip_space(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
     i
 }
 
-fn line_end(b: &[u8], i: usize) -> usize {
+pub(super) fn line_end(b: &[u8], i: usize) -> usize {
     b[i..]
         .iter()
         .position(|&c| c == b'\n')
@@ -270,7 +270,7 @@ fn line_end(b: &[u8], i: usize) -> usize {
 
 /// The position after the quoted text starting at `i` (single, double or triple quotes, or
 /// backquotes; backslash escapes skipped).
-fn quoted_end(b: &[u8], i: usize) -> usize {
+pub(super) fn quoted_end(b: &[u8], i: usize) -> usize {
     let q = b[i];
     let triple = q != b'`' && b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
     let mut j = if triple { i + 3 } else { i + 1 };
