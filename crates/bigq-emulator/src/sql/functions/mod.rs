@@ -147,6 +147,8 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     .flatten()
 }
 
+pub(crate) use json::{cast as json_cast, literal as json_literal};
+
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {
     for f in functions() {
@@ -172,10 +174,10 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(name) = function_name(f) else {
+    let Some(name) = function_name(f).or_else(|| json::safe_name(f)) else {
         return Ok(None);
     };
-    match rewrites().get(&name) {
+    match rewrites().get(name.strip_prefix("SAFE.").unwrap_or(&name)) {
         Some(rewrite) => rewrite(&name, f),
         None => Ok(None),
     }
