@@ -147,7 +147,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     .flatten()
 }
 
-pub(crate) use json::{cast as json_cast, literal as json_literal};
+pub(crate) use json::{JsonPlanner, cast as json_cast, literal as json_literal};
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {

@@ -42,6 +42,11 @@ pub(super) fn in_unnest(expr: &Expr, array_expr: &Expr, negated: bool) -> Expr {
 /// 1-based subscripts.
 pub(super) fn subscripts(access_chain: &mut [ast::AccessExpr]) {
     for a in access_chain.iter_mut() {
+        // `(expr).name`: DataFusion takes a field name after a dot only as a string.
+        if let ast::AccessExpr::Dot(Expr::Identifier(id)) = a {
+            *a = ast::AccessExpr::Dot(Expr::value(Value::SingleQuotedString(id.value.clone())));
+            continue;
+        }
         if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a
             && let Expr::Function(f) = index
             && let Some(n) = function_name(f)

@@ -401,6 +401,9 @@ pub(super) fn object(a: &Args, row: usize) -> Result<Cell, String> {
                 values.len()
             ));
         }
+        if keys.is_empty() {
+            return Ok(Cell::Text("{}".into()));
+        }
         let keys = keys
             .as_string_opt::<i32>()
             .ok_or_else(|| format!("{}: the keys must be an ARRAY<STRING>", a.function))?;

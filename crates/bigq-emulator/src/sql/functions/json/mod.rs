@@ -15,16 +15,19 @@ mod encode;
 mod extract;
 mod mutate;
 mod path;
+mod planner;
 mod value;
+
+pub(crate) use planner::JsonPlanner;
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, BooleanBuilder, Float64Builder, Int64Array, Int64Builder,
-    ListBuilder, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Builder, Int64Array,
+    Int64Builder, ListBuilder, StringArray, StringBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{DataFusionError, Result as DfResult, plan_err};
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue, plan_err};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
@@ -70,6 +73,7 @@ enum Op {
     ArrayAppend,
     ArrayInsert,
     Subscript,
+    ArrayLiteral,
 }
 
 /// One result cell.
@@ -236,6 +240,7 @@ impl JsonUdf {
                 needs_json("the argument")?;
                 Out::JsonList
             }
+            Op::ArrayLiteral => Out::JsonList,
             Op::Set
             | Op::Remove
             | Op::StripNulls
@@ -306,6 +311,11 @@ impl JsonUdf {
             Op::ArrayAppend => mutate::array_append(a, row),
             Op::ArrayInsert => mutate::array_insert(a, row),
             Op::Subscript => extract::subscript(a, row),
+            Op::ArrayLiteral => Ok(Cell::List(
+                (0..a.len())
+                    .map(|n| a.text(n, row).map(str::to_string))
+                    .collect(),
+            )),
         }
     }
 }
@@ -350,7 +360,7 @@ impl ScalarUDFImpl for JsonUdf {
             Op::Int64 | Op::LaxInt64 => Out::Int,
             Op::Float64 | Op::LaxFloat64 => Out::Float,
             Op::Keys => Out::TextList,
-            Op::Flatten => Out::JsonList,
+            Op::Flatten | Op::ArrayLiteral => Out::JsonList,
             Op::Set
             | Op::Remove
             | Op::StripNulls
@@ -401,7 +411,19 @@ impl ScalarUDFImpl for JsonUdf {
                 Err(e) => return Err(DataFusionError::Execution(e)),
             }
         }
-        result(b.finish(), &call.args)
+        let out_array = b.finish();
+        if matches!(out, Out::JsonList | Out::TextList)
+            && call
+                .args
+                .iter()
+                .all(|a| matches!(a, ColumnarValue::Scalar(_)))
+        {
+            // A scalar list built from the array keeps its element field (and so its tag).
+            return Ok(ColumnarValue::Scalar(ScalarValue::List(Arc::new(
+                out_array.as_list::<i32>().clone(),
+            ))));
+        }
+        result(out_array, &call.args)
     }
 }
 
@@ -685,6 +707,7 @@ udfs! {
     array_append_udf: "bigq_json_array_append", "JSON_ARRAY_APPEND", Op::ArrayAppend;
     array_insert_udf: "bigq_json_array_insert", "JSON_ARRAY_INSERT", Op::ArrayInsert;
     subscript_udf: "bigq_json_subscript", "JSON subscript", Op::Subscript;
+    array_literal_udf: "bigq_json_array_literal", "ARRAY", Op::ArrayLiteral;
 }
 
 /// The functions this file makes, for the registry: BigQuery's, as rewrites, and the UDFs
@@ -752,4 +775,5 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Json, &["bigq_json_array_append(BOOL, JSON, BOOL, STRING, T) -> JSON"], array_append_udf),
     Function::udf(Family::Json, &["bigq_json_array_insert(BOOL, JSON, BOOL, STRING, T) -> JSON"], array_insert_udf),
     Function::udf(Family::Json, &["bigq_json_subscript(BOOL, JSON, T) -> JSON"], subscript_udf),
+    Function::udf(Family::Json, &["bigq_json_array_literal(BOOL, JSON) -> ARRAY<JSON>"], array_literal_udf),
 ];
