@@ -6,6 +6,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::planner::ExprPlanner;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{self, Query, Statement};
@@ -53,6 +54,12 @@ impl Engine {
             .with_config(config)
             .with_default_features()
             .with_catalog_list(catalog.provider())
+            .build();
+        // The JSON operators are planned before DataFusion's struct and array access.
+        let mut planners: Vec<Arc<dyn ExprPlanner>> = vec![Arc::new(functions::JsonPlanner)];
+        planners.extend(state.expr_planners().iter().cloned());
+        let state = SessionStateBuilder::new_from_existing(state)
+            .with_expr_planners(planners)
             .build();
         let ctx = SessionContext::new_with_state(state);
         functions::register(&ctx);

@@ -167,6 +167,8 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     .flatten()
 }
 
+pub(crate) use json::{JsonPlanner, cast as json_cast, literal as json_literal};
+
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {
     for f in functions() {
@@ -193,7 +195,8 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
     // `NET.HOST`, `HLL_COUNT.INIT` and the other functions of a dotted family are
-    // rewrites listed by their dotted name; any other dotted name may be a `SAFE.` call.
+    // rewrites listed by their dotted name; `SAFE.` of a JSON function is the JSON
+    // function's own; any other dotted name may be a `SAFE.` call.
     let name = match function_name(f) {
         Some(name) => name,
         None => match f.name.0.as_slice() {
@@ -209,10 +212,13 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
                     b.value.to_ascii_uppercase()
                 )
             }
-            _ => return safe::rewrite(f),
+            _ => match json::safe_name(f) {
+                Some(name) => name,
+                None => return safe::rewrite(f),
+            },
         },
     };
-    match rewrites().get(&name) {
+    match rewrites().get(name.strip_prefix("SAFE.").unwrap_or(&name)) {
         Some(rewrite) => rewrite(&name, f),
         None => Ok(None),
     }

@@ -58,6 +58,12 @@ pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr
     let mut base: Option<Expr> = None;
     let mut rest: Vec<ast::AccessExpr> = Vec::new();
     for a in std::mem::take(access_chain) {
+        // `(expr).name`: DataFusion takes a field name after a dot only as a string.
+        if let ast::AccessExpr::Dot(Expr::Identifier(id)) = &a {
+            let name = Expr::value(Value::SingleQuotedString(id.value.clone()));
+            rest.push(ast::AccessExpr::Dot(name));
+            continue;
+        }
         let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = &a else {
             rest.push(a);
             continue;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Query, TableFactor, Value, VisitMut, VisitorMut,
+    self, BinaryOperator, Expr, Query, TableFactor, Value, VisitMut, VisitorMut,
 };
 
 use super::{literals, operators, placeholders, result_names, tables, unnest};
@@ -63,6 +63,11 @@ impl Rewriter<'_> {
                 *e = literals::range_interval(iv)?;
             }
             Expr::Cast {
+                data_type: ast::DataType::JSON,
+                expr,
+                ..
+            } => *e = functions::json_cast(std::mem::replace(expr, Expr::value(Value::Null))),
+            Expr::Cast {
                 kind,
                 data_type,
                 expr,
@@ -70,6 +75,9 @@ impl Rewriter<'_> {
             } => {
                 literals::typed_struct_array(expr, data_type);
                 literals::cast_type(kind, data_type)
+            }
+            Expr::TypedString(ts) if ts.data_type == ast::DataType::JSON => {
+                *e = functions::json_literal(Expr::Value(ts.value.clone()));
             }
             Expr::TypedString(ts) => {
                 if let Some(cast) = literals::typed_string(ts) {

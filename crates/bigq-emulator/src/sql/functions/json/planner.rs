@@ -1,0 +1,89 @@
+//! The JSON operators, planned where DataFusion plans struct and array access: `json.key`,
+//! `json['key']` and `json[index]` (a column's `t.j.key` too) on a JSON value, and an array
+//! literal of JSON values as an ARRAY<JSON> (DataFusion's would lose the JSON tag).
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::Field;
+use datafusion::common::{Column, DFSchema, Result as DfResult, ScalarValue, TableReference};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawFieldAccessExpr};
+use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, lit};
+
+use super::{array_literal_udf, is_json, subscript_udf};
+
+/// Plans the JSON operators before DataFusion's own planners.
+#[derive(Debug)]
+pub(crate) struct JsonPlanner;
+
+fn subscript(json: Expr, key: Expr) -> Expr {
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(subscript_udf()),
+        vec![lit(false), json, key],
+    ))
+}
+
+impl ExprPlanner for JsonPlanner {
+    fn plan_field_access(
+        &self,
+        access: RawFieldAccessExpr,
+        schema: &DFSchema,
+    ) -> DfResult<PlannerResult<RawFieldAccessExpr>> {
+        let json = access.expr.to_field(schema).is_ok_and(|(_, f)| is_json(&f));
+        if !json {
+            return Ok(PlannerResult::Original(access));
+        }
+        let key = match access.field_access {
+            GetFieldAccess::NamedStructField { name } => lit(name),
+            GetFieldAccess::ListIndex { key } => *key,
+            GetFieldAccess::ListRange { .. } => {
+                return datafusion::common::plan_err!(
+                    "A JSON value cannot be sliced; subscripts take a name or an index"
+                );
+            }
+        };
+        Ok(PlannerResult::Planned(subscript(access.expr, key)))
+    }
+
+    fn plan_compound_identifier(
+        &self,
+        field: &Field,
+        qualifier: Option<&TableReference>,
+        nested_names: &[String],
+    ) -> DfResult<PlannerResult<Vec<Expr>>> {
+        if !is_json(field) {
+            return Ok(PlannerResult::Original(Vec::new()));
+        }
+        let column = Expr::Column(Column::from((qualifier, field)));
+        Ok(PlannerResult::Planned(
+            nested_names.iter().fold(column, |e, name| {
+                subscript(e, lit(ScalarValue::from(name.as_str())))
+            }),
+        ))
+    }
+
+    fn plan_array_literal(
+        &self,
+        exprs: Vec<Expr>,
+        schema: &DFSchema,
+    ) -> DfResult<PlannerResult<Vec<Expr>>> {
+        let fields: Vec<_> = exprs.iter().map(|e| e.to_field(schema)).collect();
+        let all_json = !exprs.is_empty()
+            && fields.iter().all(|f| {
+                f.as_ref().is_ok_and(|(_, f)| {
+                    is_json(f) || f.data_type() == &datafusion::arrow::datatypes::DataType::Null
+                })
+            })
+            && fields
+                .iter()
+                .any(|f| f.as_ref().is_ok_and(|(_, f)| is_json(f)));
+        if !all_json {
+            return Ok(PlannerResult::Original(exprs));
+        }
+        let mut args = vec![lit(false)];
+        args.extend(exprs);
+        Ok(PlannerResult::Planned(Expr::ScalarFunction(
+            ScalarFunction::new_udf(Arc::new(array_literal_udf()), args),
+        )))
+    }
+}
