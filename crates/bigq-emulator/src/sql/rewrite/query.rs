@@ -63,10 +63,19 @@ impl Rewriter<'_> {
                 *e = literals::range_interval(iv)?;
             }
             Expr::Cast {
+                format: Some(_), ..
+            } => {
+                if let Some(call) = functions::rewrite_cast_format(e)? {
+                    *e = call;
+                }
+            }
+            Expr::Cast {
                 kind, data_type, ..
             } => literals::cast_type(kind, data_type),
             Expr::TypedString(ts) => {
-                if let Some(cast) = literals::typed_string(ts) {
+                if let Some(lit) = functions::rewrite_typed_literal(ts) {
+                    *e = lit;
+                } else if let Some(cast) = literals::typed_string(ts) {
                     *e = cast;
                 }
             }
@@ -114,6 +123,14 @@ impl Rewriter<'_> {
             {
                 if let Some(v) = placeholders::variable(self.cx, &id.value) {
                     *e = v;
+                }
+            }
+            Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && id.value.eq_ignore_ascii_case("CURRENT_DATETIME") =>
+            {
+                if let Some(call) = functions::rewrite_current_datetime()? {
+                    *e = call;
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
