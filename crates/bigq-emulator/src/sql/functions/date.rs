@@ -9,6 +9,8 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
+use super::civil::cast_format;
+use super::civil::literal::date_of_text;
 use super::civil::ops::{self, shown};
 use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, V, check_date, date_of_days, days_of_date, err, is,
@@ -155,13 +157,50 @@ pub(crate) fn extract(e: &Expr) -> BqResult<Option<Expr>> {
     }))
 }
 
+/// `CAST(x AS STRING FORMAT f [AT TIME ZONE z])` and `CAST(s AS DATE FORMAT f)` (DATETIME,
+/// TIME, TIMESTAMP) as the `bigq_cast_` UDFs; `None` for a cast without a format.
+pub(crate) fn cast_format(e: &Expr) -> BqResult<Option<Expr>> {
+    let Expr::Cast {
+        kind,
+        expr,
+        data_type,
+        format: Some(format),
+        ..
+    } = e
+    else {
+        return Ok(None);
+    };
+    let (fmt, zone) = match format {
+        ast::CastFormat::Value(v) => (Expr::value(v.clone()), string("")),
+        ast::CastFormat::ValueAtTimeZone(v, z) => (Expr::value(v.clone()), Expr::value(z.clone())),
+    };
+    let safe = Expr::value(Value::Boolean(matches!(
+        kind,
+        ast::CastKind::SafeCast | ast::CastKind::TryCast
+    )));
+    let name = match data_type {
+        ast::DataType::String(_) | ast::DataType::Varchar(_) | ast::DataType::Text => {
+            "bigq_cast_format"
+        }
+        ast::DataType::Date => "bigq_cast_parse_date",
+        ast::DataType::Datetime(_) => "bigq_cast_parse_datetime",
+        ast::DataType::Time(..) => "bigq_cast_parse_time",
+        ast::DataType::Timestamp(..) => "bigq_cast_parse_timestamp",
+        other => return Err(BqError::unsupported(format!("CAST AS {other} with FORMAT"))),
+    };
+    Ok(Some(call(
+        name,
+        vec![expr.as_ref().clone(), fmt, zone, safe],
+    )))
+}
+
 // -- constructors and the Unix epoch ---------------------------------------------------------
 
 /// `DATE(y, m, d)`, `DATE(timestamp[, zone])`, `DATE(datetime)`, `DATE(date)`.
 fn date_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
     let ok = match args {
         [y, m, d] => [y, m, d].iter().all(|t| is(t, &INT64)),
-        [x] => is(x, &DATE) || is(x, &DATETIME) || is_ts(x),
+        [x] => is(x, &DATE) || is(x, &DATETIME) || is_ts(x) || is(x, &STRING),
         [x, z] => is_ts(x) && is(z, &STRING),
         _ => false,
     };
@@ -180,6 +219,8 @@ fn date_value(_: &str, args: &[V]) -> DfResult<V> {
             }
         }
         [V::Date(d)] => *d,
+        // A string literal is read as a DATE literal.
+        [V::Str(s)] => date_of_text(s).ok_or_else(|| err(format!("DATE: Invalid date \"{s}\"")))?,
         [V::Datetime(dt)] => dt.date(),
         [V::Ts(m), ..] => zone_arg(args, 1)?.local(*m)?.date(),
         _ => return Err(err("DATE: unexpected arguments")),
@@ -237,6 +278,11 @@ udfs! {
     extract_udf = "bigq_extract", ops::extract_type, ops::extract;
     last_day_udf = "bigq_last_day", ops::last_day_type, ops::last_day;
     format_date = "format_date", ops::format_type, ops::format_value;
+    cast_format_udf = "bigq_cast_format", cast_format::to_string_type, cast_format::to_string;
+    cast_parse_date = "bigq_cast_parse_date", cast_format::parse_type, cast_format::parse;
+    cast_parse_datetime = "bigq_cast_parse_datetime", cast_format::parse_type, cast_format::parse;
+    cast_parse_time = "bigq_cast_parse_time", cast_format::parse_type, cast_format::parse;
+    cast_parse_timestamp = "bigq_cast_parse_timestamp", cast_format::parse_type, cast_format::parse;
     parse_date = "parse_date", ops::parse_type, ops::parse_value;
 }
 
@@ -245,7 +291,7 @@ udfs! {
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Date, &["CURRENT_DATE([STRING]) -> DATE"], current),
     Function::udf(Family::Date, &["DATE(INT64, INT64, INT64) -> DATE", "DATE(TIMESTAMP[, STRING]) -> DATE",
-        "DATE(DATETIME) -> DATE", "DATE(DATE) -> DATE"], date_udf),
+        "DATE(DATETIME) -> DATE", "DATE(DATE) -> DATE", "DATE(STRING) -> DATE"], date_udf),
     Function::rewrite(Family::Date, &["DATE_ADD(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
     Function::rewrite(Family::Date, &["DATE_SUB(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
     Function::rewrite(Family::Date, &["DATE_DIFF(DATE, DATE, date_part) -> INT64"], diff_in_part),
@@ -267,4 +313,12 @@ pub(super) const FUNCTIONS: &[Function] = &[
         format_date),
     Function::udf(Family::Date, &["PARSE_DATE(STRING, STRING) -> DATE"], parse_date),
     Function::udf(Family::Date, &["UNIX_DATE(DATE) -> INT64"], unix_date),
+    Function::udf(Family::Date, &["bigq_cast_format(DATE, STRING, STRING, BOOL) -> STRING",
+        "bigq_cast_format(DATETIME, STRING, STRING, BOOL) -> STRING", "bigq_cast_format(TIME, STRING, STRING, BOOL) -> STRING",
+        "bigq_cast_format(TIMESTAMP, STRING, STRING, BOOL) -> STRING"],
+        cast_format_udf),
+    Function::udf(Family::Date, &["bigq_cast_parse_date(STRING, STRING, STRING, BOOL) -> DATE"], cast_parse_date),
+    Function::udf(Family::Datetime, &["bigq_cast_parse_datetime(STRING, STRING, STRING, BOOL) -> DATETIME"], cast_parse_datetime),
+    Function::udf(Family::Time, &["bigq_cast_parse_time(STRING, STRING, STRING, BOOL) -> TIME"], cast_parse_time),
+    Function::udf(Family::Timestamp, &["bigq_cast_parse_timestamp(STRING, STRING, STRING, BOOL) -> TIMESTAMP"], cast_parse_timestamp),
 ];

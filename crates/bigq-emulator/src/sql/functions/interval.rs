@@ -21,8 +21,13 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility, create_udf,
 };
 
+use datafusion::sql::sqlparser::ast::{self, Expr};
+
+use super::civil::{max_micros, min_micros};
 use super::udf::{arrays, result};
 use super::{Family, Function};
+use crate::error::{BqError, BqResult};
+use crate::sql::ast::{call, cast, number};
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
@@ -117,12 +122,57 @@ pub(crate) fn make_interval() -> ScalarUDF {
         result(Arc::new(out.finish()), args)
     };
     create_udf(
-        "make_interval",
+        "bigq_make_interval",
         vec![DataType::Int64; 6],
         interval_type(),
         Volatility::Immutable,
         Arc::new(fun),
     )
+}
+
+/// `MAKE_INTERVAL([year][, month][, day][, hour][, minute][, second])`, each part given by
+/// position or by name (`day => 2`) and 0 when left out, as `bigq_make_interval` of all six.
+pub(crate) fn make_interval_call(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    const PARTS: [&str; 6] = ["year", "month", "day", "hour", "minute", "second"];
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Ok(Some(call("bigq_make_interval", vec![number(0); 6])));
+    };
+    let mut parts: [Option<Expr>; 6] = Default::default();
+    let mut next = 0;
+    for arg in &list.args {
+        let (slot, e) = match arg {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => (next, e),
+            ast::FunctionArg::Named {
+                name: n,
+                arg: ast::FunctionArgExpr::Expr(e),
+                ..
+            } => {
+                let key = n.value.to_ascii_lowercase();
+                let slot = PARTS.iter().position(|p| *p == key).ok_or_else(|| {
+                    BqError::invalid_query(format!("{name}: no argument named {}", n.value))
+                })?;
+                (slot, e)
+            }
+            other => {
+                return Err(BqError::invalid_query(format!(
+                    "{name}: unexpected argument {other}"
+                )));
+            }
+        };
+        if slot >= 6 || parts[slot].is_some() {
+            return Err(BqError::invalid_query(format!(
+                "{name}: too many arguments, or {} given twice",
+                PARTS.get(slot).unwrap_or(&"a part")
+            )));
+        }
+        parts[slot] = Some(e.clone());
+        next = slot + 1;
+    }
+    let args = parts
+        .into_iter()
+        .map(|p| cast(p.unwrap_or_else(|| number(0)), ast::DataType::BigInt(None)))
+        .collect();
+    Ok(Some(call("bigq_make_interval", args)))
 }
 
 /// `x + interval` (or `x - interval`) for a DATE (the result is a DATETIME at midnight
@@ -241,12 +291,20 @@ impl ScalarUDFImpl for AddInterval {
                         return Err(DataFusionError::Internal(format!("{}: {other}", self.name)));
                     }
                 };
+                let is_timestamp = tz.is_some();
                 let moved = micros
                     .into_iter()
                     .enumerate()
                     .map(|(i, x)| match x {
                         Some(x) if a[1].is_valid(i) => {
+                            if is_timestamp && by(i).months != 0 {
+                                // A month has no fixed length in an instant's terms.
+                                return Err(DataFusionError::Execution(
+                                    "TIMESTAMP + INTERVAL: an INTERVAL with a MONTH or YEAR part is not supported for TIMESTAMP".into(),
+                                ));
+                            }
                             TimestampMicrosecondType::add_month_day_nano(x, by(i), utc)
+                                .filter(|m| (min_micros()..=max_micros()).contains(m))
                                 .map(Some)
                                 .ok_or_else(overflow)
                         }
@@ -297,7 +355,9 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Interval, &["JUSTIFY_DAYS(INTERVAL) -> INTERVAL"], justify_days),
     Function::udf(Family::Interval, &["JUSTIFY_HOURS(INTERVAL) -> INTERVAL"], justify_hours),
     Function::udf(Family::Interval, &["JUSTIFY_INTERVAL(INTERVAL) -> INTERVAL"], justify_interval),
-    Function::udf(Family::Interval, &["MAKE_INTERVAL(INT64, INT64, INT64, INT64, INT64, INT64) -> INTERVAL"],
+    Function::rewrite(Family::Interval, &["MAKE_INTERVAL([INT64, INT64, INT64, INT64, INT64, INT64]) -> INTERVAL"],
+        make_interval_call),
+    Function::udf(Family::Interval, &["bigq_make_interval(INT64, INT64, INT64, INT64, INT64, INT64) -> INTERVAL"],
         make_interval),
 ];
 

@@ -230,6 +230,27 @@ pub(crate) fn rewrite_extract(e: &Expr) -> BqResult<Option<Expr>> {
     date::extract(e)
 }
 
+/// `DATE '...'`, `DATETIME '...'`, `TIME '...'` and `TIMESTAMP '...'` as BigQuery reads
+/// them; `None` for any other typed literal.
+pub(crate) fn rewrite_typed_literal(ts: &ast::TypedString) -> Option<Expr> {
+    timestamp::typed_literal(ts)
+}
+
+/// `CAST(x AS STRING FORMAT '...')` and `CAST(s AS DATE FORMAT '...')` (DATETIME, TIME,
+/// TIMESTAMP) for the date and time types; `None` for a cast without a format.
+pub(crate) fn rewrite_cast_format(e: &Expr) -> BqResult<Option<Expr>> {
+    date::cast_format(e)
+}
+
+/// `CURRENT_DATETIME` written without parentheses (a name to the parser), as the call.
+pub(crate) fn rewrite_current_datetime() -> BqResult<Option<Expr>> {
+    let call = crate::sql::ast::call("CURRENT_DATETIME", Vec::new());
+    match &call {
+        Expr::Function(f) => rewrite_call(f),
+        _ => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;

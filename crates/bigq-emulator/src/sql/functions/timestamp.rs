@@ -2,75 +2,22 @@
 //! zone), the Unix epoch both ways, and the UDFs the shared rewrites of [`super::date`] call
 //! for TIMESTAMP (`_TRUNC`, `_ADD`, `_SUB`, `_DIFF`, `FORMAT_`, `PARSE_`).
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::NaiveTime;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 
+use super::civil::format::{self, Civil};
+use super::civil::literal::{self, parse_text};
 use super::civil::ops::{self, shown};
 use super::civil::{
-    DATE, DATETIME, INT64, RowUdf, STRING, V, Zone, check_ts, err, is, is_ts, timestamp_type,
-    typed, zone_arg,
+    DATE, DATETIME, INT64, RowUdf, STRING, V, check_ts, err, is, is_ts, timestamp_type, typed,
+    zone_arg,
 };
 use super::date::{add_or_sub, diff_in_part, trunc};
 use super::{Family, Function};
-
-/// Digits at the start of `s` (at most `max`): their value and the rest.
-fn digits(s: &str, max: usize) -> Option<(u32, &str)> {
-    let n = s.bytes().take(max).take_while(u8::is_ascii_digit).count();
-    if n == 0 {
-        return None;
-    }
-    Some((s[..n].parse().ok()?, &s[n..]))
-}
-
-/// A timestamp's canonical text (`2008-12-25 15:30:00.123+05:30`, `...T...Z`, `... UTC`,
-/// `... America/Los_Angeles`, a date alone): the civil value and the zone it names, if any.
-pub(crate) fn parse_text(s: &str) -> Option<(NaiveDateTime, Option<Zone>)> {
-    let s = s.trim();
-    let (y, r) = digits(s, 4)?;
-    let r = r.strip_prefix('-')?;
-    let (mo, r) = digits(r, 2)?;
-    let r = r.strip_prefix('-')?;
-    let (d, mut r) = digits(r, 2)?;
-    let date = NaiveDate::from_ymd_opt(y as i32, mo, d)?;
-    let mut time = NaiveTime::MIN;
-    if let Some(rest) = r
-        .strip_prefix(['T', 't', ' '])
-        .filter(|x| x.starts_with(|c: char| c.is_ascii_digit()))
-    {
-        let (h, t) = digits(rest, 2)?;
-        let t = t.strip_prefix(':')?;
-        let (mi, mut t) = digits(t, 2)?;
-        let (mut sec, mut nanos) = (0, 0);
-        if let Some(x) = t.strip_prefix(':') {
-            let (sv, x) = digits(x, 2)?;
-            sec = sv;
-            t = x;
-            if let Some(x) = t.strip_prefix('.') {
-                let n = x.bytes().take_while(u8::is_ascii_digit).count();
-                if n == 0 || n > 9 {
-                    return None;
-                }
-                let mut f = x[..n].to_string();
-                while f.len() < 9 {
-                    f.push('0');
-                }
-                nanos = f.parse::<u32>().ok()? / 1000 * 1000;
-                t = &x[n..];
-            }
-        }
-        time = NaiveTime::from_hms_nano_opt(h, mi, sec, nanos)?;
-        r = t;
-    }
-    let z = r.trim();
-    let zone = if z.is_empty() {
-        None
-    } else {
-        Some(Zone::parse(z).ok()?)
-    };
-    Some((date.and_time(time), zone))
-}
+use crate::sql::ast::{call, string};
+use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
 /// `TIMESTAMP(string[, zone])`, `TIMESTAMP(date[, zone])`, `TIMESTAMP(datetime[, zone])`,
 /// `TIMESTAMP(timestamp)`.
@@ -88,7 +35,7 @@ fn timestamp_value(_: &str, args: &[V]) -> DfResult<V> {
     let m = match &args[0] {
         V::Str(s) => {
             let (at, named) = parse_text(s)
-                .ok_or_else(|| err(format!("TIMESTAMP: invalid timestamp string \"{s}\"")))?;
+                .ok_or_else(|| err(format!("TIMESTAMP: Invalid timestamp string \"{s}\"")))?;
             if named.is_some() && args.len() > 1 {
                 return Err(err(format!(
                     "TIMESTAMP: \"{s}\" names a time zone, and a time zone argument is given too"
@@ -102,6 +49,37 @@ fn timestamp_value(_: &str, args: &[V]) -> DfResult<V> {
         other => return Err(err(format!("TIMESTAMP: {}", other.type_name()))),
     };
     Ok(V::Ts(check_ts("TIMESTAMP", Some(m))?))
+}
+
+/// `STRING(timestamp[, zone])`: BigQuery's canonical text in the zone (UTC by default),
+/// `2008-12-25 07:30:00-08`, the fraction only as long as it needs, minutes in the offset
+/// only when it has them.
+fn string_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
+    let ok = match args {
+        [x] => is_ts(x),
+        [x, z] => is_ts(x) && is(z, &STRING),
+        _ => false,
+    };
+    typed(ok, STRING, name, args)
+}
+
+fn string_value(_: &str, args: &[V]) -> DfResult<V> {
+    let V::Ts(m) = args[0] else {
+        return Err(err("STRING takes a TIMESTAMP"));
+    };
+    let zone = zone_arg(args, 1)?;
+    let civil = Civil {
+        at: zone.local(m)?,
+        offset: zone.offset_at(m),
+    };
+    let mut out = format::format("%E4Y-%m-%d %H:%M:%E*S", &civil);
+    let o = civil.offset;
+    out.push(if o < 0 { '-' } else { '+' });
+    out.push_str(&format!("{:02}", o.abs() / 3600));
+    if o.abs() % 3600 != 0 {
+        out.push_str(&format!(":{:02}", o.abs() / 60 % 60));
+    }
+    Ok(V::Str(out))
 }
 
 fn unix_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
@@ -156,6 +134,11 @@ macro_rules! udfs {
 
 udfs! {
     timestamp_ctor = "timestamp", timestamp_ctor_type, timestamp_value;
+    string_udf = "string", string_type, string_value;
+    date_literal = "bigq_date_literal", literal::literal_type, literal::literal;
+    datetime_literal = "bigq_datetime_literal", literal::literal_type, literal::literal;
+    time_literal = "bigq_time_literal", literal::literal_type, literal::literal;
+    timestamp_literal = "bigq_timestamp_literal", literal::literal_type, literal::literal;
     unix_seconds = "unix_seconds", unix_type, unix_value;
     unix_millis = "unix_millis", unix_type, unix_value;
     unix_micros = "unix_micros", unix_type, unix_value;
@@ -170,11 +153,30 @@ udfs! {
     parse_timestamp = "parse_timestamp", ops::parse_type, ops::parse_value;
 }
 
+/// `DATE '...'` and the other temporal literals as the `bigq_*_literal` UDF of the text;
+/// `None` for any other typed literal.
+pub(crate) fn typed_literal(ts: &ast::TypedString) -> Option<Expr> {
+    let name = match &ts.data_type {
+        ast::DataType::Date => "bigq_date_literal",
+        ast::DataType::Datetime(_) => "bigq_datetime_literal",
+        ast::DataType::Time(_, _) => "bigq_time_literal",
+        ast::DataType::Timestamp(_, _) => "bigq_timestamp_literal",
+        _ => return None,
+    };
+    match &ts.value.value {
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
+            Some(call(name, vec![string(s)]))
+        }
+        _ => None,
+    }
+}
+
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Timestamp, &["TIMESTAMP(STRING[, STRING]) -> TIMESTAMP", "TIMESTAMP(DATE[, STRING]) -> TIMESTAMP",
         "TIMESTAMP(DATETIME[, STRING]) -> TIMESTAMP", "TIMESTAMP(TIMESTAMP) -> TIMESTAMP"], timestamp_ctor),
+    Function::udf(Family::Timestamp, &["STRING(TIMESTAMP[, STRING]) -> STRING"], string_udf),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_ADD(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_SUB(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_DIFF(TIMESTAMP, TIMESTAMP, part) -> INT64"], diff_in_part),
@@ -183,7 +185,8 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Timestamp, &["bigq_timestamp_sub(TIMESTAMP, INT64, STRING) -> TIMESTAMP"], timestamp_sub),
     Function::udf(Family::Timestamp, &["bigq_timestamp_diff(TIMESTAMP, TIMESTAMP, STRING) -> INT64"], timestamp_diff),
     Function::udf(Family::Timestamp, &["bigq_timestamp_trunc(TIMESTAMP, STRING[, STRING]) -> TIMESTAMP"], timestamp_trunc),
-    Function::udf(Family::Timestamp, &["FORMAT_TIMESTAMP(STRING, TIMESTAMP[, STRING]) -> STRING"], format_timestamp),
+    Function::udf(Family::Timestamp, &["FORMAT_TIMESTAMP(STRING, TIMESTAMP[, STRING]) -> STRING",
+        "FORMAT_TIMESTAMP(STRING, STRING[, STRING]) -> STRING"], format_timestamp),
     Function::udf(Family::Timestamp, &["PARSE_TIMESTAMP(STRING, STRING[, STRING]) -> TIMESTAMP"], parse_timestamp),
     Function::udf(Family::Timestamp, &["TIMESTAMP_MICROS(INT64) -> TIMESTAMP"], timestamp_micros),
     Function::udf(Family::Timestamp, &["TIMESTAMP_MILLIS(INT64) -> TIMESTAMP"], timestamp_millis),
@@ -191,4 +194,8 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Timestamp, &["UNIX_MICROS(TIMESTAMP) -> INT64"], unix_micros),
     Function::udf(Family::Timestamp, &["UNIX_MILLIS(TIMESTAMP) -> INT64"], unix_millis),
     Function::udf(Family::Timestamp, &["UNIX_SECONDS(TIMESTAMP) -> INT64"], unix_seconds),
+    Function::udf(Family::Date, &["bigq_date_literal(STRING) -> DATE"], date_literal),
+    Function::udf(Family::Datetime, &["bigq_datetime_literal(STRING) -> DATETIME"], datetime_literal),
+    Function::udf(Family::Time, &["bigq_time_literal(STRING) -> TIME"], time_literal),
+    Function::udf(Family::Timestamp, &["bigq_timestamp_literal(STRING) -> TIMESTAMP"], timestamp_literal),
 ];

@@ -63,6 +63,13 @@ impl Rewriter<'_> {
                 *e = literals::range_interval(iv)?;
             }
             Expr::Cast {
+                format: Some(_), ..
+            } => {
+                if let Some(call) = functions::rewrite_cast_format(e)? {
+                    *e = call;
+                }
+            }
+            Expr::Cast {
                 data_type: ast::DataType::JSON,
                 expr,
                 ..
@@ -80,7 +87,9 @@ impl Rewriter<'_> {
                 *e = functions::json_literal(Expr::Value(ts.value.clone()));
             }
             Expr::TypedString(ts) => {
-                if let Some(cast) = literals::typed_string(ts) {
+                if let Some(lit) = functions::rewrite_typed_literal(ts) {
+                    *e = lit;
+                } else if let Some(cast) = literals::typed_string(ts) {
                     *e = cast;
                 }
             }
@@ -132,6 +141,14 @@ impl Rewriter<'_> {
             {
                 if let Some(v) = placeholders::variable(self.cx, &id.value) {
                     *e = v;
+                }
+            }
+            Expr::Identifier(id)
+                if id.quote_style.is_none()
+                    && id.value.eq_ignore_ascii_case("CURRENT_DATETIME") =>
+            {
+                if let Some(call) = functions::rewrite_current_datetime()? {
+                    *e = call;
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {

@@ -569,14 +569,8 @@ pub(crate) fn parse(name: &str, fmt: &str, text: &str, target: Target) -> DfResu
     }
     let hour = match (x.hour12, x.pm) {
         (Some(h), pm) => h % 12 + if pm == Some(true) { 12 } else { 0 },
-        (None, Some(pm)) => {
-            let h = x.hour.unwrap_or(0);
-            if h > 12 {
-                return Err(fail());
-            }
-            h % 12 + if pm { 12 } else { 0 }
-        }
-        (None, None) => x.hour.unwrap_or(0),
+        // %p only qualifies a 12-hour %I or %l; with %H it is read and ignored.
+        (None, _) => x.hour.unwrap_or(0),
     };
     let time = NaiveTime::from_hms_nano_opt(hour, x.minute, x.second, x.nanos).ok_or_else(fail)?;
     Ok(Parsed {

@@ -5,7 +5,9 @@
 //! BigQuery's range is 0001-01-01 to 9999-12-31 for each type; Arrow's microsecond timestamps
 //! cover it, so results past it are errors rather than overflows.
 
+pub(crate) mod cast_format;
 pub(crate) mod format;
+pub(crate) mod literal;
 pub(crate) mod ops;
 
 use std::str::FromStr;
@@ -440,7 +442,7 @@ impl Zone {
     pub(crate) fn parse(s: &str) -> DfResult<Zone> {
         let t = s.trim();
         let bad = || err(format!("Invalid time zone: {s}"));
-        if t.eq_ignore_ascii_case("UTC") || t == "Z" {
+        if t.eq_ignore_ascii_case("UTC") || t.eq_ignore_ascii_case("Z") {
             return Ok(Zone::utc());
         }
         let offset = t

@@ -142,7 +142,11 @@ pub(crate) fn add(name: &str, args: &[V]) -> DfResult<V> {
     };
     let shown = shown(name);
     let bad = || unsupported_part(name, part, &format!(" for {}", args[0].type_name()));
-    let range = || err(format!("{shown}: the result is out of range"));
+    let range = || {
+        err(format!(
+            "{shown}: overflow, the result is outside BigQuery's range"
+        ))
+    };
     let move_date = |d: NaiveDate| -> DfResult<NaiveDate> {
         let r = match part {
             Part::Day => d.checked_add_signed(Duration::try_days(n).unwrap_or(Duration::MAX)),
@@ -265,7 +269,7 @@ pub(crate) fn extract(name: &str, args: &[V]) -> DfResult<V> {
     let part = part_arg("EXTRACT", &args[1])?;
     let bad = || {
         err(format!(
-            "EXTRACT does not support the {part} part for {}",
+            "EXTRACT from {} does not support the {part} date part",
             args[0].type_name()
         ))
     };
@@ -360,7 +364,8 @@ pub(crate) fn format_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
     let target = format_target(name);
     let is_ts_fn = name == "format_timestamp";
     let x_ok = if is_ts_fn {
-        is_ts(&args.get(1).cloned().unwrap_or(DataType::Boolean))
+        let x = args.get(1).cloned().unwrap_or(DataType::Boolean);
+        is_ts(&x) || x == STRING
     } else {
         args.len() > 1
             && (is(&args[1], &target)
@@ -390,6 +395,18 @@ pub(crate) fn format_value(_name: &str, args: &[V]) -> DfResult<V> {
                 .and_time(*t),
             offset: 0,
         },
+        V::Str(s) => {
+            let m = super::literal::timestamp_of_text(s).ok_or_else(|| {
+                err(format!(
+                    "FORMAT_TIMESTAMP: Invalid timestamp string \"{s}\""
+                ))
+            })?;
+            let zone = zone_arg(args, 2)?;
+            Civil {
+                at: zone.local(m)?,
+                offset: zone.offset_at(m),
+            }
+        }
         V::Ts(m) => {
             let zone = zone_arg(args, 2)?;
             Civil {
