@@ -31,6 +31,7 @@ mod string;
 mod timestamp;
 mod udf;
 mod utility;
+mod window;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -56,6 +57,8 @@ enum Family {
     Interval,
     Json,
     Math,
+    Navigation,
+    Numbering,
     Range,
     Statistical,
     String,
@@ -148,6 +151,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         string::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
+        window::FUNCTIONS,
     ]
     .into_iter()
     .flatten()
