@@ -222,8 +222,7 @@ impl Emulator {
             })
             .collect::<Result<_, _>>()?;
         self.catalog
-            .write()
-            .create_table(&TableRef::new(project, dataset, table), t, false)
+            .update(|w| w.create_table(&TableRef::new(project, dataset, table), t, false))
     }
 
     /// Stops accepting connections and waits for the server to finish; with a data

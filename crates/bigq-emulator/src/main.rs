@@ -90,6 +90,13 @@ async fn main() -> ExitCode {
         emu.project()
     );
     println!("grpc listening on {}", emu.grpc_endpoint());
+    if !emu.local_addr().ip().is_loopback() {
+        eprintln!(
+            "bigq-emulator: warning: listening on {}, beyond this machine, with no \
+             authentication: anyone who can reach it can read and change every table",
+            emu.local_addr().ip()
+        );
+    }
     stopped().await;
     emu.shutdown().await;
     ExitCode::SUCCESS

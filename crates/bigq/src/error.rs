@@ -44,6 +44,35 @@ struct Inner {
     retry_delay: Option<Duration>,
     attempts: u32,
     elapsed: Option<Duration>,
+    /// For timeouts: which deadline passed.
+    deadline: Option<Deadline>,
+}
+
+/// Which deadline a [`Timeout`](ErrorKind::Timeout) error ran into; see [`Error::deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Deadline {
+    /// One attempt took longer than the policy's
+    /// [`attempt_timeout`](crate::RetryPolicy::attempt_timeout) (the call is retried if
+    /// attempts and time are left).
+    Attempt,
+    /// The call's overall deadline passed: the policy's
+    /// [`total_timeout`](crate::RetryPolicy::total_timeout), or the caller's own (a query's
+    /// [`timeout`](crate::query::QueryBuilder::timeout)).
+    Total,
+    /// A stream (ReadRows, AppendRows, a REST response body) sent nothing for the policy's
+    /// [`idle_timeout`](crate::RetryPolicy::idle_timeout) (a stream that can resume does).
+    Idle,
+}
+
+impl fmt::Display for Deadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Deadline::Attempt => "the attempt deadline",
+            Deadline::Total => "the overall deadline",
+            Deadline::Idle => "the idle timeout",
+        })
+    }
 }
 
 /// A row BigQuery refused, from a Storage Write append's `row_errors`; see
@@ -79,7 +108,18 @@ impl Error {
             retry_delay: None,
             attempts: 1,
             elapsed: None,
+            deadline: None,
         }))
+    }
+
+    /// `what` ran into `deadline`, `after` this long.
+    pub(crate) fn deadline_passed(deadline: Deadline, after: Duration, what: &str) -> Self {
+        let mut e = Self::new(
+            ErrorKind::Timeout,
+            format!("{what}: {deadline} ({after:.1?}) passed"),
+        );
+        e.0.deadline = Some(deadline);
+        e
     }
 
     pub(crate) fn config(message: impl Into<String>) -> Self {
@@ -224,17 +264,25 @@ impl Error {
         self.0.kind == ErrorKind::Timeout
     }
 
+    /// For a timeout, which deadline passed (`None` for a timeout the transport reported
+    /// without saying, and for other errors).
+    pub fn deadline(&self) -> Option<Deadline> {
+        self.0.deadline
+    }
+
     /// A row or body could not be decoded.
     pub fn is_decode(&self) -> bool {
         self.0.kind == ErrorKind::Decode
     }
 
-    /// Trying the same request again may succeed: a broken connection, HTTP 408, 429, 500,
-    /// 502, 503, 504, or the reasons `backendError`, `rateLimitExceeded`, `internalError`,
+    /// Trying the same request again may succeed: a broken connection, an attempt or a
+    /// stream that timed out (not the overall deadline), HTTP 408, 429, 500, 502, 503, 504,
+    /// or the reasons `backendError`, `rateLimitExceeded`, `internalError`,
     /// `jobBackendError`.
     pub fn is_retryable(&self) -> bool {
         match self.0.kind {
             ErrorKind::Transport => true,
+            ErrorKind::Timeout => self.0.deadline != Some(Deadline::Total),
             ErrorKind::Api | ErrorKind::Job => {
                 matches!(self.0.status, Some(408 | 429 | 500 | 502 | 503 | 504))
                     || matches!(
@@ -312,6 +360,9 @@ impl fmt::Debug for Error {
         }
         if let Some(c) = &self.0.codec {
             d.field("codec", c);
+        }
+        if let Some(deadline) = self.0.deadline {
+            d.field("deadline", &deadline);
         }
         if self.0.attempts > 1 {
             d.field("attempts", &self.0.attempts);

@@ -128,7 +128,7 @@ pub mod write;
 
 pub use auth::{BIGQUERY_SCOPE, Credentials};
 pub use client::{Client, ClientBuilder};
-pub use error::{CodecError, Error, ErrorKind, Result, RowError};
+pub use error::{CodecError, Deadline, Error, ErrorKind, Result, RowError};
 pub use ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use retry::RetryPolicy;
 pub use transport::Transport;

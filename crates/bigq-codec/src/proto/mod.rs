@@ -29,7 +29,7 @@
 
 mod schema;
 mod ser;
-pub(crate) mod wire;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -69,7 +69,8 @@ pub fn insert(
     }
     let mut ds = Dataset::new(location.filter(|l| !l.is_empty()));
     fields.apply(&mut ds, false);
-    s.catalog.write().create_dataset(project, id, ds.clone())?;
+    s.catalog
+        .update(|w| w.create_dataset(project, id, ds.clone()))?;
     Ok(ds)
 }
 
@@ -97,15 +98,16 @@ pub fn patch(
         .map_err(|_| not_found(project, id))?;
     fields.apply(ds, replace);
     ds.last_modified_time = now_millis();
-    Ok(ds.clone())
+    let patched = ds.clone();
+    w.commit()?;
+    Ok(patched)
 }
 
 /// `datasets.delete`; with `delete_contents` false the dataset must hold no table.
 pub fn delete(s: &AppState, project: &str, id: &str, delete_contents: bool) -> Result<(), BqError> {
     match s
         .catalog
-        .write()
-        .delete_dataset(project, id, delete_contents)
+        .update(|w| w.delete_dataset(project, id, delete_contents))
     {
         Err(e) if e.reason == "notFound" => Err(not_found(project, id)),
         r => r,

@@ -117,7 +117,7 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
         None => Table::new(spec.schema)?,
     };
     table.description = spec.description;
-    s.catalog.write().create_table(t, table, false)?;
+    s.catalog.update(|w| w.create_table(t, table, false))?;
     s.catalog.read().table(t)
 }
 
@@ -204,7 +204,9 @@ pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table
     }
     table.last_modified_time = now_millis();
     w.put_table(t, table)?;
-    w.table(t)
+    let patched = w.table(t)?;
+    w.commit()?;
+    Ok(patched)
 }
 
 /// A batch with the columns `schema` adds at the end filled with NULLs (or empty lists).
@@ -223,7 +225,7 @@ fn widen(
 
 /// `tables.delete`.
 pub fn delete(s: &AppState, t: &TableRef) -> Result<(), BqError> {
-    s.catalog.write().delete_table(t).map(|_| ())
+    s.catalog.update(|w| w.delete_table(t)).map(|_| ())
 }
 
 /// `tables.list`: one page, the next page's token, the dataset's table count and its last

@@ -19,17 +19,54 @@ pub struct Catalog {
 /// Read access to one project's datasets.
 pub struct ReadGuard<'a>(pub(super) RwLockReadGuard<'a, State>);
 
-/// Write access to all projects. With a data directory, the changes are written to it
-/// when the guard is dropped, before the lock is released.
-pub struct WriteGuard<'a>(RwLockWriteGuard<'a, State>, Option<&'a persist::Store>);
+/// Write access to all projects. With a data directory, [`commit`](Self::commit) writes
+/// the changes to it before the caller answers; a change that cannot be written is undone
+/// and the commit fails, so nothing is acknowledged that a restart would lose. A guard
+/// dropped without a commit writes too, but can only report a failure (and undo the change)
+/// in the log: every path that acknowledges a change commits.
+pub struct WriteGuard<'a> {
+    state: RwLockWriteGuard<'a, State>,
+    store: Option<&'a persist::Store>,
+    /// With a data directory: the state before the changes, to undo them when they cannot
+    /// be written.
+    before: Option<State>,
+    committed: bool,
+}
+
+impl WriteGuard<'_> {
+    /// Writes the changes to the data directory (with one), synced to the disk; when they
+    /// cannot be written they are undone and the error says why.
+    pub fn commit(mut self) -> BqResult<()> {
+        self.committed = true;
+        self.persist()
+    }
+
+    fn persist(&mut self) -> BqResult<()> {
+        let Some(store) = self.store else {
+            return Ok(());
+        };
+        let Err(e) = store.sync(&self.state) else {
+            return Ok(());
+        };
+        if let Some(before) = self.before.take() {
+            *self.state = before;
+            // The files may hold part of the change: bring them back to the state kept.
+            if let Err(again) = store.sync(&self.state) {
+                eprintln!("bigq-emulator: cannot write the data directory: {again}");
+            }
+        }
+        Err(BqError::internal(format!(
+            "the change was not made: cannot write the data directory: {e}"
+        )))
+    }
+}
 
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
-        if let Some(store) = self.1
-            && let Err(e) = store.sync(&self.0)
+        if !self.committed
+            && let Err(e) = self.persist()
         {
-            // A guard cannot fail; the change is in memory and the next sync retries.
-            eprintln!("bigq-emulator: cannot write the data directory: {e}");
+            eprintln!("bigq-emulator: {e}");
         }
     }
 }
@@ -77,7 +114,7 @@ impl ReadGuard<'_> {
 impl WriteGuard<'_> {
     /// A dataset, mutable.
     pub fn dataset_mut(&mut self, project: &str, dataset: &str) -> BqResult<&mut Dataset> {
-        self.0
+        self.state
             .projects
             .get_mut(project)
             .and_then(|p| p.get_mut(dataset))
@@ -87,12 +124,12 @@ impl WriteGuard<'_> {
     /// Makes a project known (with no datasets yet): the emulator's own project exists from
     /// the start, so a missing dataset in it is `notFound`, as in BigQuery, not `accessDenied`.
     pub fn add_project(&mut self, project: &str) {
-        self.0.projects.entry(project.to_string()).or_default();
+        self.state.projects.entry(project.to_string()).or_default();
     }
 
     /// Creates a dataset; `duplicate` when it exists.
     pub fn create_dataset(&mut self, project: &str, dataset: &str, ds: Dataset) -> BqResult<()> {
-        let p = self.0.projects.entry(project.to_string()).or_default();
+        let p = self.state.projects.entry(project.to_string()).or_default();
         if p.contains_key(dataset) {
             return Err(BqError::duplicate(format!(
                 "Already Exists: Dataset {project}:{dataset}"
@@ -116,7 +153,7 @@ impl WriteGuard<'_> {
                     .with_location(dataset.to_string()),
             );
         }
-        if let Some(p) = self.0.projects.get_mut(project) {
+        if let Some(p) = self.state.projects.get_mut(project) {
             p.remove(dataset);
         }
         Ok(())
@@ -169,12 +206,28 @@ impl Catalog {
         ReadGuard(self.state.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Write access.
+    /// Write access; see [`WriteGuard::commit`].
     pub fn write(&self) -> WriteGuard<'_> {
-        WriteGuard(
-            self.state.write().unwrap_or_else(|e| e.into_inner()),
-            self.store.as_ref(),
-        )
+        let state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let before = self.store.as_ref().map(|_| state.clone());
+        WriteGuard {
+            state,
+            store: self.store.as_ref(),
+            before,
+            committed: false,
+        }
+    }
+
+    /// Makes a change under the write lock and commits it: the change's result, or the
+    /// error of the change or of writing it to the data directory (the change undone).
+    pub fn update<T>(
+        &self,
+        change: impl FnOnce(&mut WriteGuard<'_>) -> BqResult<T>,
+    ) -> BqResult<T> {
+        let mut w = self.write();
+        let out = change(&mut w)?;
+        w.commit()?;
+        Ok(out)
     }
 
     /// A catalog kept in the directory `dir` (created if missing): what an earlier run left

@@ -7,5 +7,5 @@ mod model;
 mod persist;
 mod providers;
 
-pub use handle::Catalog;
+pub use handle::{Catalog, WriteGuard};
 pub use model::{Dataset, Table, TableKind, TableRef, now_millis};

@@ -147,7 +147,7 @@ impl Dataset {
     }
 }
 
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(super) struct State {
     pub(super) projects: BTreeMap<String, BTreeMap<String, Dataset>>,
 }

@@ -12,12 +12,15 @@
 //!   table as a new generation and then deletes the older one. Only the newest generation
 //!   is read back. Names are percent-encoded outside `[A-Za-z0-9_-]`.
 //!
-//! Every file is written to a `.tmp` name and renamed into place, so a reader sees either
-//! the old or the new file, never half of one. Writing happens while the change is being
-//! committed (when the catalog's write lock is released), before the request that made it
-//! is answered: a crash of the emulator loses at most the requests in flight. Files are
-//! synced to the disk on shutdown; between shutdowns they are in the OS's page cache, so
-//! an OS crash (not a process crash) may lose the most recent writes.
+//! Every file is written to a `.tmp` name, synced to the disk and renamed into place, so a
+//! reader sees either the old or the new file, never half of one. Writing happens while the
+//! change is being committed, under the catalog's write lock, before the request that made
+//! it is answered; a change that cannot be written fails its request and is undone in
+//! memory. The order keeps every state on disk loadable: new row files first, then
+//! `catalog.json`, then the deletion of the files the new catalog no longer reads (an older
+//! generation, a dropped table). At start, a file that cannot be read, or whose rows do not
+//! fit its table, is set aside (renamed to `*.damaged`) with a warning instead of keeping
+//! the emulator from starting; so is a damaged `catalog.json`.
 //!
 //! Why these formats: JSON for the few, human-readable catalog facts (the same field names
 //! as the REST API's `TableFieldSchema`); Arrow IPC for the rows, the layout the tables
@@ -52,8 +55,6 @@ struct Written {
 struct Persisted {
     catalog_json: String,
     tables: HashMap<TableRef, Written>,
-    /// Files written since the last sync to disk.
-    dirty: HashSet<PathBuf>,
 }
 
 /// The on-disk copy of a catalog.
@@ -90,23 +91,46 @@ fn parse_segment(name: &str) -> Option<(u64, u64)> {
     Some((g.parse().ok()?, s.parse().ok()?))
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `path` through a temporary file, synced to the disk, and a rename (the
+/// directory synced too, so the rename itself survives a crash).
 fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     let mut f = fs::File::create(&tmp)?;
-    write(&mut f)?;
-    f.flush()?;
+    let written = write(&mut f)
+        .and_then(|()| f.flush())
+        .and_then(|()| f.sync_all());
     drop(f);
-    fs::rename(&tmp, path)
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+/// Renames a file that cannot be loaded to `{name}.damaged`, saying so.
+fn set_aside(path: &Path, why: &str) {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".damaged");
+    let moved = fs::rename(path, &aside);
+    eprintln!(
+        "bigq-emulator: {} cannot be loaded ({why}); {}",
+        path.display(),
+        match moved {
+            Ok(()) => format!("set aside as {}", Path::new(&aside).display()),
+            Err(e) => format!("and cannot be set aside: {e}"),
+        }
+    );
 }
 
 fn table_json(t: &Table) -> Value {
@@ -168,6 +192,25 @@ fn int(v: &Value, name: &str) -> i64 {
     v.get(name).and_then(Value::as_i64).unwrap_or(0)
 }
 
+/// The batches of one segment file, in `table`'s layout, or why they cannot be loaded.
+fn read_segment(path: &Path, table: &Table, t: &TableRef) -> Result<Vec<RecordBatch>, String> {
+    let file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let reader =
+        StreamReader::try_new(io::BufReader::new(file), None).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| e.to_string())?;
+        let batch = if batch.schema() == table.arrow_schema {
+            batch
+        } else {
+            RecordBatch::try_new(table.arrow_schema.clone(), batch.columns().to_vec())
+                .map_err(|e| format!("rows do not fit table {t}: {e}"))?
+        };
+        out.push(batch);
+    }
+    Ok(out)
+}
+
 impl Store {
     fn table_dir(&self, t: &TableRef) -> PathBuf {
         self.dir
@@ -191,9 +234,17 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((store, state)),
             Err(e) => return Err(e),
         };
-        let root: Value =
-            serde_json::from_str(&text).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+        let root: Value = match serde_json::from_str(&text) {
+            Ok(root) => root,
+            Err(e) => {
+                // A catalog cut short or overwritten: start empty rather than not at all,
+                // keeping the file (and the row files) for whoever wants them back.
+                set_aside(&path, &e.to_string());
+                return Ok((store, state));
+            }
+        };
         if root.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            // Another program's directory, or a newer format: refuse, touching nothing.
             return Err(invalid(format!(
                 "{}: not a bigq-emulator data directory of format {FORMAT}",
                 path.display()
@@ -274,35 +325,44 @@ impl Store {
             let name = entry.file_name().to_string_lossy().into_owned();
             match parse_segment(&name) {
                 Some(gs) => segments.push((gs, entry.path())),
-                None => {
-                    // An unfinished write.
+                // An unfinished write (files set aside stay for whoever wants them).
+                None if name.ends_with(".tmp") => {
                     let _ = fs::remove_file(entry.path());
                 }
+                None => {}
             }
         }
-        let Some(generation) = segments.iter().map(|((g, _), _)| *g).max() else {
-            return Ok((0, 0));
-        };
         segments.sort();
-        let mut next_seq = 0;
-        for ((g, seq), path) in segments {
-            if g != generation {
-                let _ = fs::remove_file(&path);
-                continue;
+        let mut generations: Vec<u64> = segments.iter().map(|((g, _), _)| *g).collect();
+        generations.dedup();
+        // The newest generation with a file that loads (a damaged file is set aside, its
+        // rows lost but not the others'): a newer generation whose rows do not fit the
+        // catalog's schema was written by a change whose catalog never reached the disk.
+        let mut loaded = None;
+        for &generation in generations.iter().rev() {
+            let mut batches = Vec::new();
+            let mut next_seq = None;
+            for ((_, seq), path) in segments.iter().filter(|((g, _), _)| *g == generation) {
+                match read_segment(path, table, t) {
+                    Ok(b) => {
+                        batches.extend(b);
+                        next_seq = Some(seq + 1);
+                    }
+                    Err(why) => set_aside(path, &why),
+                }
             }
-            next_seq = seq + 1;
-            let bad = |e: String| invalid(format!("{}: {e}", path.display()));
-            let reader = StreamReader::try_new(io::BufReader::new(fs::File::open(&path)?), None)
-                .map_err(|e| bad(e.to_string()))?;
-            for batch in reader {
-                let batch = batch.map_err(|e| bad(e.to_string()))?;
-                let batch = if batch.schema() == table.arrow_schema {
-                    batch
-                } else {
-                    RecordBatch::try_new(table.arrow_schema.clone(), batch.columns().to_vec())
-                        .map_err(|e| bad(format!("rows do not fit table {t}: {e}")))?
-                };
-                table.batches.push(batch);
+            if let Some(next_seq) = next_seq {
+                loaded = Some((generation, next_seq, batches));
+                break;
+            }
+        }
+        let Some((generation, next_seq, batches)) = loaded else {
+            return Ok((generations.last().map_or(0, |g| g + 1), 0));
+        };
+        table.batches = batches;
+        for ((g, _), path) in &segments {
+            if *g < generation {
+                let _ = fs::remove_file(path);
             }
         }
         Ok((generation, next_seq))
@@ -325,6 +385,8 @@ impl Store {
     pub(crate) fn sync(&self, state: &State) -> io::Result<()> {
         let mut p = self.persisted.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = HashSet::new();
+        // Files the new state no longer reads: deleted once the new catalog is on disk.
+        let mut obsolete = Vec::new();
         for (project, datasets) in &state.projects {
             for (dataset, ds) in datasets {
                 for (name, table) in &ds.tables {
@@ -333,7 +395,7 @@ impl Store {
                         dataset: dataset.clone(),
                         table: name.clone(),
                     };
-                    self.sync_table(&mut p, &t, table)?;
+                    self.sync_table(&mut p, &t, table, &mut obsolete)?;
                     seen.insert(t);
                 }
             }
@@ -344,6 +406,20 @@ impl Store {
             .filter(|t| !seen.contains(*t))
             .cloned()
             .collect();
+        let json = catalog_json(state);
+        if json != p.catalog_json {
+            let path = self.dir.join(CATALOG);
+            write_atomic(&path, |f| f.write_all(json.as_bytes()))?;
+            p.catalog_json = json;
+        }
+        // Only now may what the old catalog read go.
+        for path in obsolete {
+            match fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
         for t in gone {
             p.tables.remove(&t);
             let dir = self.table_dir(&t);
@@ -352,7 +428,6 @@ impl Store {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
-            p.dirty.retain(|f| !f.starts_with(&dir));
             // The dataset's and project's folders go with their last table.
             if let Some(parent) = dir.parent() {
                 let _ = fs::remove_dir(parent);
@@ -361,17 +436,16 @@ impl Store {
                 }
             }
         }
-        let json = catalog_json(state);
-        if json != p.catalog_json {
-            let path = self.dir.join(CATALOG);
-            write_atomic(&path, |f| f.write_all(json.as_bytes()))?;
-            p.catalog_json = json;
-            p.dirty.insert(path);
-        }
         Ok(())
     }
 
-    fn sync_table(&self, p: &mut Persisted, t: &TableRef, table: &Arc<Table>) -> io::Result<()> {
+    fn sync_table(
+        &self,
+        p: &mut Persisted,
+        t: &TableRef,
+        table: &Arc<Table>,
+        obsolete: &mut Vec<PathBuf>,
+    ) -> io::Result<()> {
         let dir = self.table_dir(t);
         // Where the new rows start, and whether the table is written whole as a new
         // generation (rows changed, not only added).
@@ -382,13 +456,11 @@ impl Store {
             }
             Some(w) => (w.generation + 1, 0, 0, true),
             None => {
-                // A new table: whatever an earlier one of the same name left goes.
-                match fs::remove_dir_all(&dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e),
-                }
-                (0, 0, 0, false)
+                // A new table: whatever an earlier one of the same name left is read no
+                // more, and goes once the catalog is written.
+                let newest = existing_generations(&dir)?.into_iter().max();
+                obsolete.extend(segment_files(&dir)?);
+                (newest.map_or(0, |g| g + 1), 0, 0, true)
             }
         };
         let batches = &table.batches[from..];
@@ -397,17 +469,17 @@ impl Store {
             fs::create_dir_all(&dir)?;
             let path = dir.join(segment_name(generation, seq));
             self.write_segment(&path, table, batches)?;
-            p.dirty.insert(path);
             next_seq = seq + 1;
         }
         if new_generation {
-            // The new generation is in place: the old one's files go.
-            for entry in fs::read_dir(&dir)? {
-                let entry = entry?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if parse_segment(&name).is_some_and(|(g, _)| g < generation) {
-                    fs::remove_file(entry.path())?;
-                    p.dirty.remove(&entry.path());
+            // The old generations' files go once the catalog is written.
+            for path in segment_files(&dir)? {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                if name
+                    .and_then(|n| parse_segment(&n))
+                    .is_some_and(|(g, _)| g < generation)
+                {
+                    obsolete.push(path);
                 }
             }
         }
@@ -422,24 +494,36 @@ impl Store {
         Ok(())
     }
 
-    /// Syncs every file written since the last call to the disk.
+    /// Syncs the data directory itself (every file is synced as it is written).
     pub(crate) fn flush(&self) -> io::Result<()> {
-        let mut p = self.persisted.lock().unwrap_or_else(|e| e.into_inner());
-        let mut dirs = HashSet::new();
-        for path in p.dirty.drain() {
-            if let Ok(f) = fs::File::open(&path) {
-                f.sync_all()?;
-            }
-            if let Some(d) = path.parent() {
-                dirs.insert(d.to_path_buf());
-            }
-        }
-        for d in dirs {
-            sync_dir(&d);
-        }
-        sync_dir(&self.dir);
-        Ok(())
+        sync_dir(&self.dir)
     }
+}
+
+/// The segment files in a table's folder (none when it does not exist).
+fn segment_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        if parse_segment(&entry.file_name().to_string_lossy()).is_some() {
+            out.push(entry.path());
+        }
+    }
+    Ok(out)
+}
+
+/// The generations of the segment files in a table's folder.
+fn existing_generations(dir: &Path) -> io::Result<Vec<u64>> {
+    Ok(segment_files(dir)?
+        .iter()
+        .filter_map(|p| parse_segment(&p.file_name()?.to_string_lossy()))
+        .map(|(g, _)| g)
+        .collect())
 }
 
 /// Whether `new` is `old` with rows added at the end: same schema and kind, and `old`'s

@@ -420,10 +420,11 @@ impl WriteService {
         if batches.is_empty() {
             return Ok(());
         }
-        let mut w = self.app.catalog.write();
-        let mut table = (*w.table(t)?).clone();
-        table.batches.extend(batches);
-        w.put_table(t, table)
+        self.app.catalog.update(|w| {
+            let mut table = (*w.table(t)?).clone();
+            table.batches.extend(batches);
+            w.put_table(t, table)
+        })
     }
 
     /// `CreateWriteStream`.

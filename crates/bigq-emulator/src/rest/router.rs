@@ -14,8 +14,11 @@ use super::{datasets, jobs, tables};
 use crate::error::BqError;
 use crate::state::AppState;
 
-/// The largest request body taken.
-const MAX_BODY_BYTES: usize = 100 * 1024 * 1024;
+/// Requests served at once (one limit shared by every route).
+const MAX_CONCURRENT_REQUESTS: usize = 64;
+
+/// The largest request body taken: BigQuery's limit on an API request.
+const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// A body over [`MAX_BODY_BYTES`] is refused by the body extractor with a plain-text 413;
 /// it is sent as BigQuery's JSON error shape (status 413, reason `invalid`) instead, so that
@@ -88,6 +91,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        // Requests beyond this many wait for one to finish, so a flood queues instead of
+        // running every query at once.
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            MAX_CONCURRENT_REQUESTS,
+        ))
         .layer(axum::middleware::map_response(too_large_as_json))
         .with_state(state)
 }

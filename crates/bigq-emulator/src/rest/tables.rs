@@ -456,7 +456,8 @@ pub async fn insert_all(
             Err(e) => return e.into_response(),
         };
         current.batches.push(batch);
-        if let Err(e) = w.put_table(&t, current) {
+        // Answered only once the rows are written to the data directory, if there is one.
+        if let Err(e) = w.put_table(&t, current).and_then(|()| w.commit()) {
             return e.into_response();
         }
     }

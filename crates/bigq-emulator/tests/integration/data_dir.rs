@@ -246,3 +246,112 @@ async fn a_data_dir_of_another_format_is_refused() {
         "{e}"
     );
 }
+
+/// `tabledata.insertAll` of one row `{"id": id}` into `ds.t`: the HTTP status and body.
+async fn insert_all(emu: &Emulator, id: i64) -> (reqwest::StatusCode, Value) {
+    Rest::new(emu)
+        .post_status(
+            "/datasets/ds/tables/t/insertAll",
+            json!({"rows": [{"json": {"id": id}}]}),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_write_that_cannot_be_persisted_fails_and_is_undone() {
+    let dir = temp_dir();
+    let emu = start(&dir.0).await;
+    Rest::new(&emu).dataset("ds").await;
+    query(&emu, "CREATE TABLE ds.t (id INT64)").await;
+    let (status, _) = insert_all(&emu, 1).await;
+    assert!(status.is_success(), "{status}");
+    // The table's next row file cannot be written: a directory holds its temporary name.
+    let table_dir = dir.0.join("tables/p/ds/t");
+    let names: Vec<String> = std::fs::read_dir(&table_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let last = names
+        .iter()
+        .filter_map(|n| n.strip_suffix(".arrows"))
+        .max()
+        .expect("a row file");
+    let (generation, seq) = last.split_once('-').unwrap();
+    let next = format!("{generation}-{:08}.tmp", seq.parse::<u64>().unwrap() + 1);
+    std::fs::create_dir(table_dir.join(&next)).unwrap();
+
+    let (status, body) = insert_all(&emu, 2).await;
+    assert_eq!(status.as_u16(), 500, "{body}");
+    assert!(
+        body.to_string().contains("cannot write the data directory"),
+        "{body}"
+    );
+    let e = Rest::new(&emu)
+        .post_status(
+            "/queries",
+            json!({"query": "INSERT INTO ds.t (id) VALUES (3)", "useLegacySql": false}),
+        )
+        .await;
+    assert!(
+        !e.0.is_success(),
+        "a DML whose rows cannot be written fails: {e:?}"
+    );
+    // Neither change is visible: what was not written was not made.
+    assert_eq!(rows(&emu, "SELECT id FROM ds.t").await, vec![vec!["1"]]);
+
+    std::fs::remove_dir(table_dir.join(&next)).unwrap();
+    let (status, _) = insert_all(&emu, 4).await;
+    assert!(status.is_success(), "{status}");
+    emu.shutdown().await;
+    let emu = start(&dir.0).await;
+    assert_eq!(
+        rows(&emu, "SELECT id FROM ds.t ORDER BY id").await,
+        vec![vec!["1"], vec!["4"]]
+    );
+    emu.shutdown().await;
+}
+
+#[tokio::test]
+async fn damaged_files_are_set_aside_at_start() {
+    let dir = temp_dir();
+    let emu = start(&dir.0).await;
+    Rest::new(&emu).dataset("ds").await;
+    query(&emu, "CREATE TABLE ds.t (id INT64)").await;
+    query(&emu, "INSERT INTO ds.t (id) VALUES (1), (2)").await;
+    query(&emu, "CREATE TABLE ds.u (id INT64)").await;
+    query(&emu, "INSERT INTO ds.u (id) VALUES (7)").await;
+    emu.shutdown().await;
+
+    // One of t's row files is cut short.
+    let table_dir = dir.0.join("tables/p/ds/t");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&table_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "arrows"))
+        .collect();
+    files.sort();
+    let damaged = files.last().unwrap().clone();
+    let bytes = std::fs::read(&damaged).unwrap();
+    std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
+
+    let emu = start(&dir.0).await;
+    // The emulator starts; the other table is whole, and the damaged file is kept aside.
+    assert_eq!(rows(&emu, "SELECT id FROM ds.u").await, vec![vec!["7"]]);
+    assert_eq!(
+        rows(&emu, "SELECT COUNT(*) FROM ds.t").await,
+        vec![vec!["0"]]
+    );
+    let mut aside = damaged.clone().into_os_string();
+    aside.push(".damaged");
+    assert!(Path::new(&aside).exists() && !damaged.exists());
+    emu.shutdown().await;
+
+    // A catalog cut short: the emulator starts empty and keeps the file.
+    let catalog = dir.0.join("catalog.json");
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    std::fs::write(&catalog, &text[..text.len() / 2]).unwrap();
+    let emu = start(&dir.0).await;
+    assert_eq!(Rest::new(&emu).get_status("/datasets/ds").await, 404);
+    assert!(dir.0.join("catalog.json.damaged").exists());
+    emu.shutdown().await;
+}

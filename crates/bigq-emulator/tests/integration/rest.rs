@@ -1062,8 +1062,8 @@ async fn unknown_fields_wrong_types_and_oversized_bodies_are_refused_by_name() {
         error(&v).1,
         "Invalid value at 'job.configuration.query.use_legacy_sql' (TYPE_BOOL), \"no\""
     );
-    // Over the 100 MB the emulator takes: BigQuery's JSON error shape, not plain text.
-    let big = vec![b' '; 101 * 1024 * 1024];
+    // Over BigQuery's 10 MB request limit: BigQuery's JSON error shape, not plain text.
+    let big = vec![b' '; 10 * 1024 * 1024 + 1];
     let resp = c
         .http
         .post(c.url("/queries"))
@@ -1074,7 +1074,10 @@ async fn unknown_fields_wrong_types_and_oversized_bodies_are_refused_by_name() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 413);
     let v: Value = resp.json().await.unwrap();
-    assert!(error(&v).1.contains("exceeds the limit"), "{v}");
+    assert!(
+        error(&v).1.contains("exceeds the limit: 10485760 bytes"),
+        "{v}"
+    );
     // The server is still there.
     assert_eq!(cells(&c.query("SELECT 2").await)[0][0], json!("2"));
 }

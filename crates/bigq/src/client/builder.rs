@@ -496,9 +496,12 @@ impl ClientBuilder {
             Some(extra) => format!("bigq/{} {extra}", env!("CARGO_PKG_VERSION")),
             None => format!("bigq/{}", env!("CARGO_PKG_VERSION")),
         };
+        let retry = self.retry.unwrap_or_default();
         let http = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .pool_idle_timeout(Duration::from_secs(60))
+            // A response body that stops arriving ends by the policy's idle timeout.
+            .read_timeout(retry.idle_timeout)
             .tcp_nodelay(true)
             .user_agent(user_agent.clone())
             .build()
@@ -523,7 +526,6 @@ impl ClientBuilder {
             }
         }
         v2.share_with(&grpc);
-        let retry = self.retry.unwrap_or_default();
         let grpc_side = |channel| {
             Arc::new(Grpc::new(
                 channel,

@@ -21,6 +21,7 @@ pub(crate) const MAX_DECODING_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
 /// A gRPC endpoint and its channel: connected on first use, so that a client can be built
 /// before (or outside) the runtime that first calls with it, or ahead of the first call by
 /// [`warm_up`](Self::warm_up).
+#[derive(Clone)]
 pub(crate) struct GrpcChannel {
     endpoint: String,
     connect_timeout: Duration,
@@ -181,6 +182,9 @@ pub(crate) struct Rpc<'a> {
     pub(crate) name: &'static str,
     pub(crate) routing_key: &'a str,
     pub(crate) routing: &'a str,
+    /// How long the request asks the server to hold it (`timeout_ms`): an attempt may take
+    /// that much longer than the policy's attempt timeout.
+    pub(crate) server_wait: Duration,
 }
 
 impl Grpc {
@@ -196,6 +200,17 @@ impl Grpc {
             credentials,
             retry,
             project,
+        }
+    }
+
+    /// The same channel and credentials under another retry policy.
+    pub(crate) fn with_retry(&self, retry: RetryPolicy) -> Self {
+        Grpc {
+            channel: self.channel.clone(),
+            credentials: self.credentials.clone(),
+            retry,
+            project: self.project.clone(),
+            project_routing: self.project_routing.clone(),
         }
     }
 
@@ -244,12 +259,14 @@ impl Grpc {
         Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
     {
         let (rpc, message, call) = (&rpc, &message, &call);
-        retry::run(&self.retry, rpc.name, move || async move {
-            let channel = self.channel.channel().await.map_err(Failure::fatal)?;
+        retry::run_waiting(&self.retry, rpc.name, rpc.server_wait, move || async move {
+            // A channel that cannot connect, and a transient failure to get a token, are
+            // retried (their errors are retryable); a refused endpoint or bad credentials not.
+            let channel = self.channel.channel().await.map_err(Failure::of)?;
             let request = self
                 .request(message.clone(), rpc.routing_key, rpc.routing)
                 .await
-                .map_err(Failure::fatal)?;
+                .map_err(Failure::of)?;
             // Boxed: v2 messages (a `Job`, a `QueryResponse`) are kilobytes each, and nested
             // unboxed in the caller's future they overflow a 2 MiB stack in debug builds.
             match Box::pin(call(channel, request)).await {
@@ -274,10 +291,30 @@ impl Grpc {
         F: Fn(Channel, tonic::Request<Req>) -> Fut,
         Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
     {
+        self.v2_unary_waiting(name, project, Duration::ZERO, message, call)
+            .await
+    }
+
+    /// [`v2_unary`](Self::v2_unary) for a request that asks the server to hold it for up
+    /// to `server_wait`.
+    pub(crate) async fn v2_unary_waiting<Req, Resp, F, Fut>(
+        &self,
+        name: &'static str,
+        project: &str,
+        server_wait: Duration,
+        message: Req,
+        call: F,
+    ) -> Result<Resp>
+    where
+        Req: Clone,
+        F: Fn(Channel, tonic::Request<Req>) -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<Resp>, Status>>,
+    {
         let rpc = Rpc {
             name,
             routing_key: "project_id",
             routing: project,
+            server_wait,
         };
         self.unary(rpc, message, call).await
     }
@@ -421,6 +458,7 @@ mod tests {
             name: "Test",
             routing_key: "project_id",
             routing: "p",
+            server_wait: Duration::ZERO,
         };
         let calls = std::sync::atomic::AtomicU32::new(0);
         let started = std::time::Instant::now();

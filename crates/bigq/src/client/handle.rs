@@ -6,7 +6,7 @@ use super::grpc::Grpc;
 use super::rest::Rest;
 use crate::auth::Credentials;
 use crate::retry::RetryPolicy;
-use crate::transport::{Transport, V2Api};
+use crate::transport::{GrpcApi, RestApi, Transport, V2Api};
 
 /// A BigQuery client.
 ///
@@ -60,6 +60,79 @@ pub(crate) struct Inner {
 }
 
 impl Client {
+    /// This client with another retry policy and deadlines, sharing its connections and
+    /// credentials: for the calls (or the part of a program) that need deadlines of their
+    /// own. The read timeout of REST response bodies stays the one the client was built
+    /// with.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use std::time::Duration;
+    /// use bigq::RetryPolicy;
+    ///
+    /// let quick = client.with_retry_policy(
+    ///     RetryPolicy::default()
+    ///         .with_attempt_timeout(Duration::from_secs(5))
+    ///         .with_total_timeout(Duration::from_secs(20)),
+    /// );
+    /// let rows: Vec<(i64,)> = quick.query("SELECT 1").fetch_all().await?;
+    /// assert_eq!(rows, vec![(1,)]);
+    /// assert_eq!(quick.retry_policy().total_timeout, Duration::from_secs(20));
+    /// assert_eq!(client.retry_policy(), &RetryPolicy::default());
+    /// # Ok(()) }
+    /// ```
+    pub fn with_retry_policy(&self, policy: RetryPolicy) -> Client {
+        let i = &self.inner;
+        let rest = Arc::new(i.rest.with_retry(policy.clone()));
+        let storage = Arc::new(i.storage.with_retry(policy.clone()));
+        let v2 = Arc::new(i.v2.with_retry(policy.clone()));
+        let api: Arc<dyn V2Api> = match i.transport {
+            Transport::Rest => Arc::new(RestApi::new(rest.clone())),
+            Transport::Grpc => Arc::new(GrpcApi::new(v2.clone())),
+        };
+        Client {
+            inner: Arc::new(Inner {
+                project: i.project.clone(),
+                location: i.location.clone(),
+                rest,
+                storage,
+                v2,
+                api,
+                transport: i.transport,
+                storage_for_queries: i.storage_for_queries,
+                credentials: i.credentials.clone(),
+                retry: policy,
+            }),
+        }
+    }
+
+    /// The retry policy and deadlines of this client's calls.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// let client = bigq::Client::builder()
+    ///     .with_project(emulator.project())
+    ///     .with_emulator(emulator.rest_endpoint())
+    ///     .with_retry_policy(bigq::RetryPolicy::never())
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(client.retry_policy().max_attempts, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.inner.retry
+    }
+
     /// The project jobs run in, unless a call names another.
     ///
     /// ```

@@ -1,13 +1,16 @@
 //! Sending REST requests: URLs, auth headers, retries (through the retry driver), and
 //! BigQuery's error bodies.
 
+use std::future::Future;
+use std::time::Duration;
+
 use reqwest::{Method, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::auth::Credentials;
 use crate::error::{Error, ErrorKind, Result, SourceText};
-use crate::retry::{self, Failure, RetryPolicy, retry_after};
+use crate::retry::{Attempts, Failure, RetryPolicy, retry_after};
 
 /// Whether a request may be sent again after a failure that may have reached the server.
 /// Every request bigq sends today is (reads, deletes, and writes that carry a request id,
@@ -27,6 +30,9 @@ pub(crate) struct Request<'a> {
     /// Shared, so a retried request resends the same bytes without copying them.
     pub body: Option<bytes::Bytes>,
     pub idempotent: Idempotent,
+    /// How long the request asks the server to hold it (`timeoutMs`): an attempt may take
+    /// that much longer than the policy's attempt timeout.
+    pub server_wait: Duration,
 }
 
 impl<'a> Request<'a> {
@@ -37,6 +43,7 @@ impl<'a> Request<'a> {
             query: Vec::new(),
             body: None,
             idempotent: Idempotent::Yes,
+            server_wait: Duration::ZERO,
         }
     }
 
@@ -47,6 +54,7 @@ impl<'a> Request<'a> {
             query: Vec::new(),
             body: None,
             idempotent: Idempotent::Yes,
+            server_wait: Duration::ZERO,
         }
     }
 
@@ -64,11 +72,18 @@ impl<'a> Request<'a> {
             query: Vec::new(),
             body: Some(body.into()),
             idempotent,
+            server_wait: Duration::ZERO,
         })
     }
 
     pub fn query(mut self, key: &'static str, value: impl ToString) -> Self {
         self.query.push((key, value.to_string()));
+        self
+    }
+
+    /// The request asks the server to hold it for up to `wait` before answering.
+    pub fn waiting(mut self, wait: Duration) -> Self {
+        self.server_wait = wait;
         self
     }
 }
@@ -176,6 +191,17 @@ impl Rest {
         &self.retry
     }
 
+    /// The same connection pool and credentials under another retry policy.
+    pub(crate) fn with_retry(&self, retry: RetryPolicy) -> Self {
+        Rest {
+            base: self.base.clone(),
+            base_url: self.base_url.clone(),
+            http: self.http.clone(),
+            credentials: self.credentials.clone(),
+            retry,
+        }
+    }
+
     fn url(&self, path: &[&str]) -> Result<reqwest::Url> {
         let mut url = self.base_url.clone();
         url.path_segments_mut()
@@ -187,20 +213,71 @@ impl Rest {
     /// Sends a request, retrying as the policy allows, and returns the successful response
     /// with its body unread.
     pub(crate) async fn send(&self, req: Request<'_>) -> Result<Response> {
+        self.send_then(req, |resp| async move { Ok(resp) }).await
+    }
+
+    /// Sends a request and hands the successful response to `finish` (which reads its
+    /// body), retrying as the policy allows when either fails retryably.
+    ///
+    /// Each attempt waits for the response's headers for at most the policy's attempt
+    /// timeout (plus the request's server wait) and never past the total deadline; the body
+    /// is bounded by the HTTP client's read timeout (the policy's idle timeout). A 401 is
+    /// sent once more with the credentials' headers fetched again, since a token can expire
+    /// between being fetched and being checked.
+    pub(crate) async fn send_then<T, F, Fut>(&self, req: Request<'_>, finish: F) -> Result<T>
+    where
+        F: Fn(Response) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
         let url = self.url(req.path)?;
-        let (req, url) = (&req, &url);
-        retry::run(&self.retry, "BigQuery request", move || async move {
-            self.send_once(req, url.clone())
+        let mut attempts = Attempts::new(&self.retry);
+        let mut reauthenticated = false;
+        loop {
+            let once = async {
+                self.send_once(&req, url.clone())
+                    .await
+                    .map_err(|(e, before_sending)| {
+                        let safe = req.idempotent == Idempotent::Yes || before_sending;
+                        Failure {
+                            retryable: e.is_retryable() && safe,
+                            error: e,
+                        }
+                    })
+            };
+            let failure = match attempts
+                .within(req.server_wait, "BigQuery request", once)
                 .await
-                .map_err(|(e, before_sending)| {
-                    let safe = req.idempotent == Idempotent::Yes || before_sending;
-                    Failure {
-                        retryable: e.is_retryable() && safe,
+            {
+                Ok(resp) => match finish(resp).await {
+                    Ok(value) => return Ok(value),
+                    Err(e) => Failure {
+                        retryable: e.is_retryable() && req.idempotent == Idempotent::Yes,
                         error: e,
-                    }
-                })
-        })
-        .await
+                    },
+                },
+                Err(failure) => failure,
+            };
+            if failure.error.status() == Some(401)
+                && !reauthenticated
+                && !self.credentials.is_anonymous()
+            {
+                reauthenticated = true;
+                tracing::debug!(error = %failure.error, "401: sending again with fresh credentials");
+                continue;
+            }
+            match attempts.retry(&failure.error, failure.retryable) {
+                Some(wait) => {
+                    tracing::debug!(
+                        attempt = attempts.attempt() - 1,
+                        error = %failure.error,
+                        ?wait,
+                        "retrying a BigQuery request"
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                None => return Err(attempts.give_up(failure.error)),
+            }
+        }
     }
 
     /// One attempt: the response, or the error and whether it came before the request was
@@ -241,21 +318,25 @@ impl Rest {
 
     /// Sends a request and decodes the JSON body.
     pub(crate) async fn call<T: DeserializeOwned>(&self, req: Request<'_>) -> Result<T> {
-        let resp = self.send(req).await?;
-        let body = resp.bytes().await.map_err(transport_error)?;
-        serde_json::from_slice(&body).map_err(|e| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("unexpected response from BigQuery: {e}"),
-            )
+        self.send_then(req, |resp| async move {
+            let body = resp.bytes().await.map_err(transport_error)?;
+            serde_json::from_slice(&body).map_err(|e| {
+                Error::new(
+                    ErrorKind::Decode,
+                    format!("unexpected response from BigQuery: {e}"),
+                )
+            })
         })
+        .await
     }
 
     /// Sends a request whose response body is ignored (deletes, cancels).
     pub(crate) async fn call_empty(&self, req: Request<'_>) -> Result<()> {
-        let resp = self.send(req).await?;
-        resp.bytes().await.map_err(transport_error)?;
-        Ok(())
+        self.send_then(req, |resp| async move {
+            resp.bytes().await.map_err(transport_error)?;
+            Ok(())
+        })
+        .await
     }
 }
 

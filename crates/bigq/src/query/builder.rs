@@ -12,7 +12,7 @@ use super::response::{JobReference, QueryStats, ResultPage};
 use super::results::QueryResults;
 use super::rows::RowStream;
 use crate::client::Client;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Deadline, Error, ErrorKind, Result};
 use crate::ids::{IntoDatasetId, IntoTableId, TableId, dataset_id, table_id};
 use crate::retry::{self, Failure, RetryPolicy};
 
@@ -593,9 +593,10 @@ impl QueryBuilder {
             if let Some(t) = self.timeout
                 && started.elapsed() >= t
             {
-                return Err(Error::new(
-                    ErrorKind::Timeout,
-                    format!("query job {} did not finish within {t:?}", job.job_id),
+                return Err(Error::deadline_passed(
+                    Deadline::Total,
+                    t,
+                    &format!("query job {} did not finish", job.job_id),
                 ));
             }
             let wait = self.poll_timeout(started);

@@ -93,6 +93,7 @@ impl Client {
             name: "CreateReadSession",
             routing_key: "read_session.table",
             routing: &table,
+            server_wait: std::time::Duration::ZERO,
         };
         let session = self
             .inner

@@ -2,6 +2,7 @@
 //! the offset already read when the call breaks.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use bigq_codec::de::RowDecoder;
@@ -15,7 +16,7 @@ use tonic::Status;
 use super::wire::{ReadResponse, ReadRowsCodec};
 use crate::client::grpc::{Grpc, is_resumable, ready_client, status_error};
 use crate::error::{Error, ErrorKind, Result};
-use crate::retry::{Attempts, RetryPolicy};
+use crate::retry::{Attempts, Failure, RetryPolicy};
 use bigq_codec::ipc::IpcDecoder;
 
 /// The responses of one ReadRows call.
@@ -126,12 +127,33 @@ pub(crate) async fn read_stream<S: BatchSink>(
     let mut offset: u64 = 0;
     let mut attempts = Attempts::new(&policy);
     loop {
-        let status = match source.open(&stream, offset as i64).await {
-            Err(status) => status,
+        let opened = attempts.within(Duration::ZERO, "ReadRows", async {
+            source
+                .open(&stream, offset as i64)
+                .await
+                .map_err(|status| Failure {
+                    retryable: is_resumable(&status),
+                    error: status_error(&status),
+                })
+        });
+        let failure = match opened.await {
+            Err(failure) => failure,
             Ok(mut responses) => loop {
-                match responses.next().await {
+                // A stream that sends nothing for the idle timeout is reopened where it broke.
+                let Some(next) = attempts.idle(responses.next()).await else {
+                    break Failure {
+                        error: attempts.idle_error("ReadRows"),
+                        retryable: true,
+                    };
+                };
+                match next {
                     None => return,
-                    Some(Err(status)) => break status,
+                    Some(Err(status)) => {
+                        break Failure {
+                            retryable: is_resumable(&status),
+                            error: status_error(&status),
+                        };
+                    }
                     Some(Ok(resp)) => {
                         let item = decode(&mut decoder, resp, offset, &mut sink);
                         let item = match item {
@@ -153,12 +175,11 @@ pub(crate) async fn read_stream<S: BatchSink>(
                 }
             },
         };
-        let e = status_error(&status);
-        let Some(wait) = attempts.retry(&e, is_resumable(&status)) else {
-            let _ = tx.send(Err(attempts.give_up(e))).await;
+        let Some(wait) = attempts.retry(&failure.error, failure.retryable) else {
+            let _ = tx.send(Err(attempts.give_up(failure.error))).await;
             return;
         };
-        tracing::debug!(stream, offset, attempt = attempts.attempt(), %status, ?wait, "resuming ReadRows");
+        tracing::debug!(stream, offset, attempt = attempts.attempt(), error = %failure.error, ?wait, "resuming ReadRows");
         tokio::time::sleep(wait).await;
     }
 }
@@ -249,8 +270,18 @@ mod tests {
                 items.push(Ok(ReadResponse::default()));
                 at += n as i64;
             }
+            // A planned `OK` status is a server gone silent: the open never answers (after 0
+            // batches), or the stream sends nothing more.
             let result = match self.plan.pop_front() {
+                Some((0, status)) if status.code() == tonic::Code::Ok => {
+                    return Box::pin(futures::future::pending());
+                }
                 Some((0, status)) => Err(status),
+                Some((after, status)) if status.code() == tonic::Code::Ok => {
+                    items.truncate(after * 2);
+                    let silent = futures::stream::pending();
+                    Ok(futures::stream::iter(items).chain(silent).boxed())
+                }
                 Some((after, status)) => {
                     items.truncate(after * 2);
                     items.push(Err(status));
@@ -267,6 +298,8 @@ mod tests {
             max_attempts: attempts,
             initial_backoff: Duration::from_millis(1),
             max_backoff: Duration::from_millis(2),
+            attempt_timeout: Duration::from_millis(50),
+            idle_timeout: Duration::from_millis(50),
             ..RetryPolicy::default()
         }
     }
@@ -348,5 +381,24 @@ mod tests {
         assert_eq!(opened, vec![0]);
         let e = rows.last().unwrap().as_ref().unwrap_err();
         assert!(!e.is_retryable() && e.message() == "bad offset", "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn a_silent_server_is_reopened_at_the_offset_read() {
+        let silent = || Status::new(tonic::Code::Ok, "silent");
+        // Silent after 3 batches, an open that never answers, silent after 2 more.
+        let plan = vec![(3, silent()), (0, silent()), (2, silent())];
+        let (rows, opened) = run(plan, 3).await;
+        let ids: Vec<i64> = rows.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(ids, (0..1000).collect::<Vec<_>>());
+        assert_eq!(opened, vec![0, 192, 192, 320]);
+
+        // Silent for good: the policy's attempts end the read with an idle timeout.
+        let plan = vec![(1, silent()), (0, silent()), (0, silent())];
+        let (rows, opened) = run(plan, 3).await;
+        assert_eq!(opened, vec![0, 64, 64]);
+        let e = rows.last().unwrap().as_ref().unwrap_err();
+        assert!(e.is_timeout() && e.attempts() == 3, "{e:?}");
+        assert_eq!(e.deadline(), Some(crate::Deadline::Attempt), "{e:?}");
     }
 }

@@ -8,15 +8,17 @@
 //! [`reset`](Attempts::reset) it whenever they make progress, so the policy bounds failures
 //! in a row rather than over a whole read.
 //!
-//! A per-attempt timeout and an overall deadline belong here too: the attempt is awaited in
-//! one place ([`run`]), and [`Attempts::deadline`] is the instant no new attempt starts
-//! after, which a caller's deadline would bring forward.
+//! Deadlines live here too: [`Attempts::within`] bounds one attempt by the policy's
+//! `attempt_timeout` (plus any wait the request asks the server for) and by what is left of
+//! `total_timeout`; streams bound each wait for a message by `idle_timeout`
+//! ([`Attempts::idle`]). An attempt that runs out of time is retried like a retryable
+//! failure; the overall deadline ends the call.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
 use super::policy::RetryPolicy;
-use crate::error::{Error, Result};
+use crate::error::{Deadline, Error, Result};
 
 /// A failed attempt: the error, and whether the operation may be attempted again (the error
 /// is retryable and sending again is safe).
@@ -36,6 +38,7 @@ impl Failure {
     }
 
     /// Not attempted again.
+    #[cfg(test)]
     pub(crate) fn fatal(error: Error) -> Self {
         Failure {
             error,
@@ -72,6 +75,46 @@ impl Attempts {
     /// No new attempt starts after this instant.
     pub(crate) fn deadline(&self) -> Instant {
         self.started + self.policy.total_timeout
+    }
+
+    /// Awaits one attempt, `fut`, for at most the policy's `attempt_timeout` plus
+    /// `server_wait` (the time the request asks the server to hold it, as `jobs.query`'s
+    /// `timeoutMs` does), and never past the [deadline](Self::deadline). Running out of the
+    /// first is a retryable failure; running out of the second is not.
+    pub(crate) async fn within<T>(
+        &self,
+        server_wait: Duration,
+        what: &str,
+        fut: impl Future<Output = std::result::Result<T, Failure>>,
+    ) -> std::result::Result<T, Failure> {
+        let limit = self.policy.attempt_timeout.saturating_add(server_wait);
+        let left = self.deadline().saturating_duration_since(Instant::now());
+        let (limit, deadline, shown) = if limit < left {
+            (limit, Deadline::Attempt, limit)
+        } else {
+            (left, Deadline::Total, self.policy.total_timeout)
+        };
+        match tokio::time::timeout(limit, fut).await {
+            Ok(result) => result,
+            Err(_) => Err(Failure {
+                error: Error::deadline_passed(deadline, shown, what),
+                retryable: deadline == Deadline::Attempt,
+            }),
+        }
+    }
+
+    /// Awaits the next message of a stream, `fut`, for at most the policy's
+    /// `idle_timeout`: `None` when nothing came in time (a retryable failure, which
+    /// [`idle_error`](Self::idle_error) describes).
+    pub(crate) async fn idle<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        tokio::time::timeout(self.policy.idle_timeout, fut)
+            .await
+            .ok()
+    }
+
+    /// The error of a stream that sent nothing for the idle timeout.
+    pub(crate) fn idle_error(&self, what: &str) -> Error {
+        Error::deadline_passed(Deadline::Idle, self.policy.idle_timeout, what)
     }
 
     /// After the attempt under way failed with `error`: the wait before the next one (the
@@ -115,6 +158,20 @@ impl Attempts {
 pub(crate) async fn run<T, Fut>(
     policy: &RetryPolicy,
     what: &str,
+    attempt: impl FnMut() -> Fut,
+) -> Result<T>
+where
+    Fut: Future<Output = std::result::Result<T, Failure>>,
+{
+    run_waiting(policy, what, Duration::ZERO, attempt).await
+}
+
+/// [`run`] for a request that asks the server to hold it for up to `server_wait` (a long
+/// poll): each attempt may take that much longer.
+pub(crate) async fn run_waiting<T, Fut>(
+    policy: &RetryPolicy,
+    what: &str,
+    server_wait: Duration,
     mut attempt: impl FnMut() -> Fut,
 ) -> Result<T>
 where
@@ -122,7 +179,7 @@ where
 {
     let mut attempts = Attempts::new(policy);
     loop {
-        let failure = match attempt().await {
+        let failure = match attempts.within(server_wait, what, attempt()).await {
             Ok(value) => return Ok(value),
             Err(failure) => failure,
         };
@@ -220,6 +277,77 @@ mod tests {
         let mut a = Attempts::new(&fast(5).with_total_timeout(Duration::from_millis(20)));
         assert_eq!(a.retry(&hinted(), true), None);
         assert_eq!(a.give_up(hinted()).attempts(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_attempt_that_hangs_is_retried_and_the_total_deadline_ends_the_call() {
+        let ms = Duration::from_millis;
+        let policy = fast(u32::MAX)
+            .with_attempt_timeout(ms(100))
+            .with_total_timeout(ms(250));
+        // The first attempt never answers; the second does.
+        let calls = Cell::new(0);
+        let got = run(&policy, "hanging call", || async {
+            calls.set(calls.get() + 1);
+            if calls.get() == 1 {
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, Failure>(calls.get())
+        })
+        .await
+        .unwrap();
+        assert_eq!(got, 2);
+
+        // Every attempt hangs: two time out at 100 ms, the third is cut at the 250 ms
+        // deadline.
+        let started = Instant::now();
+        calls.set(0);
+        let e = run(&policy, "hanging call", || async {
+            calls.set(calls.get() + 1);
+            std::future::pending::<std::result::Result<(), Failure>>().await
+        })
+        .await
+        .unwrap_err();
+        assert!(e.is_timeout() && !e.is_retryable(), "{e:?}");
+        assert_eq!(e.deadline(), Some(Deadline::Total));
+        assert_eq!((calls.get(), e.attempts()), (3, 3));
+        assert!(
+            e.to_string().contains("hanging call: the overall deadline"),
+            "{e}"
+        );
+        assert!(started.elapsed() >= ms(250), "{:?}", started.elapsed());
+
+        // A long poll gets its server wait on top of the attempt timeout.
+        calls.set(0);
+        let got = run_waiting(&policy, "long poll", ms(100), || async {
+            calls.set(calls.get() + 1);
+            tokio::time::sleep(ms(150)).await;
+            Ok::<_, Failure>(calls.get())
+        })
+        .await
+        .unwrap();
+        assert_eq!(got, 1);
+    }
+
+    #[tokio::test]
+    async fn an_attempt_timeout_is_a_retryable_timeout_naming_its_deadline() {
+        let policy = fast(1).with_attempt_timeout(Duration::from_millis(20));
+        let e = run(&policy, "quiet server", || {
+            std::future::pending::<std::result::Result<(), Failure>>()
+        })
+        .await
+        .unwrap_err();
+        assert!(e.is_timeout() && e.is_retryable(), "{e:?}");
+        assert_eq!(e.deadline(), Some(Deadline::Attempt));
+        assert!(
+            e.to_string()
+                .contains("quiet server: the attempt deadline (20.0ms) passed"),
+            "{e}"
+        );
+        let a = Attempts::new(&policy.with_idle_timeout(Duration::from_millis(20)));
+        assert_eq!(a.idle(std::future::pending::<()>()).await, None);
+        assert_eq!(a.idle(async { 7 }).await, Some(7));
+        assert_eq!(a.idle_error("ReadRows").deadline(), Some(Deadline::Idle));
     }
 
     #[test]

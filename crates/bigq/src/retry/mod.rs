@@ -6,7 +6,7 @@ mod driver;
 mod hint;
 mod policy;
 
-pub(crate) use driver::{Attempts, Failure, run};
+pub(crate) use driver::{Attempts, Failure, run, run_waiting};
 pub(crate) use hint::{retry_after, retry_info};
 pub use policy::RetryPolicy;
 

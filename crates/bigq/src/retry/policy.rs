@@ -1,4 +1,5 @@
-//! The retry policy: how many attempts, how long between them, and for how long in all.
+//! The retry policy: how many attempts, how long between them, how long each may take, and
+//! for how long in all.
 
 use std::time::Duration;
 
@@ -9,6 +10,15 @@ use std::time::Duration;
 /// grow exponentially with full jitter, unless the server says how long to wait (gRPC's
 /// `RetryInfo`, HTTP's `Retry-After`), and stop at `max_attempts` or `total_timeout`,
 /// whichever comes first. Errors report the attempts made and the time spent.
+///
+/// Every call ends by a deadline: an attempt that has no answer after `attempt_timeout` is
+/// abandoned and retried, a stream (ReadRows, AppendRows, a REST response body) that sends
+/// nothing for `idle_timeout` is reopened where it broke, and no attempt starts, or goes on,
+/// after `total_timeout`. A timeout error says which deadline passed
+/// ([`Error::deadline`](crate::Error::deadline)).
+///
+/// The defaults follow Google's clients: backoff from 1 s doubling to 32 s, attempts
+/// bounded only by a total of 600 s.
 ///
 /// The client's policy ([`ClientBuilder::with_retry_policy`](crate::ClientBuilder::with_retry_policy))
 /// covers every RPC, query result page and stream reconnect; a query's job is run again
@@ -28,7 +38,8 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
-    /// Attempts in all, including the first (1 disables retries).
+    /// Attempts in all, including the first (1 disables retries; the default, `u32::MAX`,
+    /// leaves the bound to `total_timeout`).
     pub max_attempts: u32,
     /// The wait before the second attempt.
     pub initial_backoff: Duration,
@@ -36,18 +47,27 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// The factor the wait grows by after each attempt.
     pub multiplier: f64,
-    /// No new attempt starts after this much time since the first.
+    /// No new attempt starts after this much time since the first, and one under way is
+    /// abandoned when it passes.
     pub total_timeout: Duration,
+    /// The longest one attempt of a unary call may take (a call that asks the server to wait,
+    /// such as `jobs.query` with `timeoutMs`, gets that wait on top).
+    pub attempt_timeout: Duration,
+    /// The longest a stream may send nothing: ReadRows, AppendRows awaiting a response, a
+    /// REST response body.
+    pub idle_timeout: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: 6,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(16),
+            max_attempts: u32::MAX,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(32),
             multiplier: 2.0,
-            total_timeout: Duration::from_secs(120),
+            total_timeout: Duration::from_secs(600),
+            attempt_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -91,6 +111,18 @@ impl RetryPolicy {
         self
     }
 
+    /// Sets the longest one attempt of a unary call may take.
+    pub fn with_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest a stream may send nothing before it is reopened.
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
     /// The wait before attempt `attempt + 1` (with `attempt` ≥ 1), with full jitter.
     pub(crate) fn backoff(&self, attempt: u32) -> Duration {
         let base = self.initial_backoff.as_secs_f64()
@@ -110,7 +142,7 @@ mod tests {
         for attempt in 1..20 {
             let b = p.backoff(attempt);
             assert!(b <= p.max_backoff);
-            let cap = (0.1 * 2f64.powi(attempt as i32 - 1)).min(16.0);
+            let cap = (2f64.powi(attempt as i32 - 1)).min(32.0);
             assert!(
                 b.as_secs_f64() <= cap + 1e-9,
                 "attempt {attempt}: {b:?} > {cap}"

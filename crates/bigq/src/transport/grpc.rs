@@ -79,9 +79,10 @@ async fn raw_results(
     wait: Option<Duration>,
 ) -> Result<RawResults> {
     let request = Arc::new(results_request(job, page_token, page_size, wait));
-    v2.v2_unary(
+    v2.v2_unary_waiting(
         "GetQueryResults",
         &job.project_id,
+        wait.unwrap_or_default(),
         request,
         |ch, req| async move { with_rows(ch, req, GET_QUERY_RESULTS).await },
     )
@@ -101,9 +102,13 @@ impl V2Api for GrpcApi {
             let message = Arc::new(query_proto(request, request_id, wait)?);
             let resp = self
                 .v2
-                .v2_unary("Query", &request.project, message, |ch, req| async move {
-                    with_rows(ch, req, QUERY).await
-                })
+                .v2_unary_waiting(
+                    "Query",
+                    &request.project,
+                    wait,
+                    message,
+                    |ch, req| async move { with_rows(ch, req, QUERY).await },
+                )
                 .await
                 .map_err(invalid_query)?;
             query_response_page(*resp, rows_unused_if_more)

@@ -75,11 +75,8 @@ impl V2Api for RestApi {
             let body = query_body(request, request_id, wait)?;
             let path = ["projects", request.project.as_str(), "queries"];
             // The request id makes a retried jobs.query safe: BigQuery runs it once.
-            let resp = self
-                .rest
-                .send(Request::post(&path, &body, Idempotent::Yes)?)
-                .await?;
-            read_page(resp, None).await
+            let req = Request::post(&path, &body, Idempotent::Yes)?.waiting(wait);
+            self.rest.send_then(req, |resp| read_page(resp, None)).await
         }
         .boxed()
     }
@@ -116,12 +113,13 @@ impl V2Api for RestApi {
             ];
             let mut req = Request::get(&path)
                 .query("formatOptions.useInt64Timestamp", "true")
-                .query("timeoutMs", wait.as_millis());
+                .query("timeoutMs", wait.as_millis())
+                .waiting(wait);
             req = with_location(req, job);
             if let Some(n) = page_size {
                 req = req.query("maxResults", n);
             }
-            read_page(self.rest.send(req).await?, None).await
+            self.rest.send_then(req, |resp| read_page(resp, None)).await
         }
         .boxed()
     }

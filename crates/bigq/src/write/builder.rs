@@ -13,10 +13,9 @@ use super::options::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES, MissingValue, StreamKind,
 };
 use super::schema::from_storage_schema;
-use super::transport::{GrpcWrite, WriteTransport};
+use super::transport::{GrpcWrite, WriteTransport, control};
 use super::writer::{Writer, WriterConfig, commit};
 use crate::client::Client;
-use crate::client::grpc::status_error;
 use crate::error::{Error, Result};
 use crate::ids::{IntoTableId, TableId, table_id};
 use crate::retry::RetryPolicy;
@@ -141,6 +140,7 @@ impl Client {
         };
         commit(
             &transport,
+            &self.inner.retry,
             &id.path(),
             streams.iter().map(|s| s.to_string()).collect(),
         )
@@ -630,25 +630,27 @@ impl WriteBuilder {
                     ..Default::default()
                 }
             } else {
-                transport
-                    .get_write_stream(GetWriteStreamRequest {
-                        name,
-                        view: WriteStreamView::Full as i32,
-                    })
-                    .await
-                    .map_err(|s| status_error(&s))?
+                let req = GetWriteStreamRequest {
+                    name,
+                    view: WriteStreamView::Full as i32,
+                };
+                control(&retry, "GetWriteStream", || {
+                    transport.get_write_stream(req.clone())
+                })
+                .await?
             }
         } else {
-            transport
-                .create_write_stream(CreateWriteStreamRequest {
-                    parent: table.clone(),
-                    write_stream: Some(WriteStream {
-                        r#type: self.kind.proto() as i32,
-                        ..Default::default()
-                    }),
-                })
-                .await
-                .map_err(|s| status_error(&s))?
+            let req = CreateWriteStreamRequest {
+                parent: table.clone(),
+                write_stream: Some(WriteStream {
+                    r#type: self.kind.proto() as i32,
+                    ..Default::default()
+                }),
+            };
+            control(&retry, "CreateWriteStream", || {
+                transport.create_write_stream(req.clone())
+            })
+            .await?
         };
         let schema = match self.schema {
             Some(s) => s,

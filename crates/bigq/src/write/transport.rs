@@ -16,8 +16,9 @@ use gcloud_sdk::prost::Message;
 use tonic::Status;
 
 use crate::client::Client;
-use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, ready_client};
-use crate::error::{Error, ErrorKind};
+use crate::client::grpc::{MAX_DECODING_MESSAGE_SIZE, ready_client, status_error};
+use crate::error::{Error, ErrorKind, Result as BqResult};
+use crate::retry::{self, Failure, RetryPolicy};
 
 /// The responses of one AppendRows connection.
 pub(crate) type Responses = BoxStream<'static, Result<AppendRowsResponse, Status>>;
@@ -107,6 +108,25 @@ fn to_status(e: Error) -> Status {
     } else {
         Status::unavailable(e.to_string())
     }
+}
+
+/// A control call (CreateWriteStream, GetWriteStream, FlushRows, FinalizeWriteStream,
+/// BatchCommitWriteStreams) through the retry driver: each attempt bounded by the policy's
+/// attempt timeout, retryable statuses (UNAVAILABLE, DEADLINE_EXCEEDED, a throttle with a
+/// RetryInfo, ...) sent again within its budget. Each is safe to repeat: a stream created
+/// twice leaves an unused stream, and flushing, finalizing or committing again changes
+/// nothing more.
+pub(crate) async fn control<T>(
+    policy: &RetryPolicy,
+    name: &'static str,
+    call: impl Fn() -> Call<T>,
+) -> BqResult<T> {
+    retry::run(policy, name, || async {
+        call()
+            .await
+            .map_err(|status| Failure::of(status_error(&status)))
+    })
+    .await
 }
 
 /// One unary call: a request with its routing header, the client over the channel.

@@ -22,7 +22,7 @@ use tonic::{Code, Status};
 
 use super::options::StreamKind;
 use super::summary::WriteSummary;
-use super::transport::{Requests, Responses, WriteTransport};
+use super::transport::{Requests, Responses, WriteTransport, control};
 use crate::client::grpc::status_error;
 use crate::error::{Error, ErrorKind, Result, RowError};
 use crate::retry::{Attempts, RetryPolicy, retry_info};
@@ -498,11 +498,11 @@ impl Writer {
                 write_stream: self.cfg.stream.clone(),
                 offset: Some(self.next_offset - 1),
             };
-            self.cfg
-                .transport
-                .flush_rows(req)
-                .await
-                .map_err(|s| status_error(&s))?;
+            let transport = &self.cfg.transport;
+            control(&self.cfg.retry, "FlushRows", || {
+                transport.flush_rows(req.clone())
+            })
+            .await?;
         }
         Ok(())
     }
@@ -557,12 +557,11 @@ impl Writer {
             let req = FinalizeWriteStreamRequest {
                 name: self.cfg.stream.clone(),
             };
-            let resp = self
-                .cfg
-                .transport
-                .finalize_write_stream(req)
-                .await
-                .map_err(|s| status_error(&s))?;
+            let transport = &self.cfg.transport;
+            let resp = control(&self.cfg.retry, "FinalizeWriteStream", || {
+                transport.finalize_write_stream(req.clone())
+            })
+            .await?;
             self.summary.finalized_rows = Some(resp.row_count.max(0) as u64);
         }
         Ok(())
@@ -609,6 +608,7 @@ impl Writer {
         self.finish_inner().await?;
         let commit_time = commit(
             self.cfg.transport.as_ref(),
+            &self.cfg.retry,
             &self.cfg.table_path,
             vec![self.cfg.stream.clone()],
         )
@@ -744,13 +744,19 @@ impl Writer {
     /// wait a RetryInfo asks for honoured.
     async fn await_one(&mut self) -> Result<()> {
         let mut attempts: Option<Attempts> = None;
+        let idle = self.cfg.retry.idle_timeout;
         loop {
             let outcome = match self.connection.as_mut() {
                 None => Outcome::Retry(Status::unavailable("not connected")),
-                Some(c) => match c.responses.next().await {
-                    Some(Ok(resp)) => self.outcome(resp),
-                    Some(Err(status)) => self.status_outcome(status),
-                    None => Outcome::Retry(Status::unavailable(
+                // A connection that answers nothing for the idle timeout is reopened and the
+                // unconfirmed requests sent again.
+                Some(c) => match tokio::time::timeout(idle, c.responses.next()).await {
+                    Err(_) => Outcome::Retry(Status::deadline_exceeded(format!(
+                        "AppendRows: no response for the idle timeout ({idle:.1?})"
+                    ))),
+                    Ok(Some(Ok(resp))) => self.outcome(resp),
+                    Ok(Some(Err(status))) => self.status_outcome(status),
+                    Ok(None) => Outcome::Retry(Status::unavailable(
                         "the AppendRows stream ended with requests unanswered",
                     )),
                 },
@@ -907,6 +913,7 @@ fn bigq_len_varint(len: usize) -> usize {
 /// Commits finalized PENDING streams of one table together; returns the commit time.
 pub(crate) async fn commit(
     transport: &dyn WriteTransport,
+    policy: &RetryPolicy,
     table_path: &str,
     streams: Vec<String>,
 ) -> Result<Option<crate::value::Timestamp>> {
@@ -914,10 +921,10 @@ pub(crate) async fn commit(
         parent: table_path.to_string(),
         write_streams: streams,
     };
-    let resp = transport
-        .batch_commit_write_streams(req)
-        .await
-        .map_err(|s| status_error(&s))?;
+    let resp = control(policy, "BatchCommitWriteStreams", || {
+        transport.batch_commit_write_streams(req.clone())
+    })
+    .await?;
     if !resp.stream_errors.is_empty() || resp.commit_time.is_none() {
         let detail = resp
             .stream_errors

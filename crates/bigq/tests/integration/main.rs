@@ -8,6 +8,7 @@ mod scenarios;
 
 mod bigquery_fake;
 mod bqemulator;
+mod deadlines;
 mod emulator;
 mod emulator_storage_read;
 mod emulator_storage_write;

@@ -26,7 +26,7 @@ use gcloud_sdk::prost_types::field_descriptor_proto::Type;
 
 use super::Msg;
 use super::civil;
-use super::wire::Raw;
+use bigq_codec::proto::wire::Raw;
 
 /// The values of one leaf (non-RECORD) column, by BigQuery type.
 pub(super) enum Leaf {

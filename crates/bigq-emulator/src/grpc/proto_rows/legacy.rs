@@ -1,6 +1,6 @@
 //! The emulator's first protobuf row decoder, kept for the tests only: the reference the
 //! Arrow decoder is checked against, and the baseline of its speed test. It reads the wire
-//! with the Arrow decoder's `wire` module; what it checks is the other half, each value's
+//! with the codec's `wire` module; what it checks is the other half, each value's
 //! conversion (here through insertAll JSON and `ScalarValue`s).
 //!
 //! Protobuf rows as the Storage Write API receives them: serialized messages decoded with
@@ -23,10 +23,10 @@ use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
 use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
 use serde_json::{Map, Value};
 
-use super::wire::{Raw, Reader, is_packable, scalar, wire_type};
 use super::{nested, wire_mismatch};
 use crate::catalog::Table;
 use crate::sql::values::json_to_scalar;
+use bigq_codec::proto::wire::{LEN, Raw, Reader, is_packable, scalar, wire_type};
 
 /// Rows of one request as the first decoder stored them: each decoded to insertAll JSON,
 /// each cell converted to a `ScalarValue`, each column built from its scalars. Errors are
@@ -88,7 +88,7 @@ fn checked_scalar<'a>(
     r: &mut Reader<'a>,
     f: &FieldDescriptorProto,
     t: Type,
-    wire: u64,
+    wire: u32,
 ) -> Result<Raw<'a>, RowError> {
     if t == Type::Group {
         return Err(format!("field {}: groups are not supported", f.name()));
@@ -96,7 +96,7 @@ fn checked_scalar<'a>(
     if wire != wire_type(t) {
         return Err(wire_mismatch(f.name(), wire));
     }
-    scalar(r, t)
+    Ok(scalar(r, t)?)
 }
 
 /// The insertAll JSON value of a scalar for a column of type `column.field_type`.
@@ -149,8 +149,7 @@ pub fn decode_row(
     let mut out = Map::new();
     let mut r = Reader::new(bytes);
     while !r.at_end() {
-        let key = r.varint()?;
-        let (number, wire) = (key >> 3, key & 7);
+        let (number, wire) = r.key()?;
         let Some(f) = desc
             .field
             .iter()
@@ -172,9 +171,8 @@ pub fn decode_row(
         let t = f.r#type();
         let repeated = f.label() == Label::Repeated;
         let mut values = Vec::new();
-        if repeated && wire == 2 && is_packable(t) {
-            let n = r.varint()? as usize;
-            let mut packed = Reader::new(r.take(n)?);
+        if repeated && wire == LEN && is_packable(t) {
+            let mut packed = Reader::new(r.len_delimited()?);
             while !packed.at_end() {
                 let raw = scalar(&mut packed, t)?;
                 values.push(to_json(column, f, raw)?);

@@ -27,7 +27,6 @@ mod column;
 pub(crate) mod legacy;
 #[cfg(test)]
 mod tests;
-mod wire;
 
 use std::collections::HashMap;
 
@@ -39,7 +38,7 @@ use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
 use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
 
 use self::column::{Body, Column, Leaf};
-use self::wire::{Raw, Reader, is_packable, scalar, wire_type};
+use bigq_codec::proto::wire::{LEN, Raw, Reader, is_packable, scalar, wire_type};
 
 /// The nested message type a field names, looked up among `root`'s nested types by its
 /// last name segment (`.pkg.Row.Inner` and `Inner` both find `Inner`).
@@ -94,7 +93,7 @@ pub(crate) struct Msg {
     slots: Vec<Slot>,
 }
 
-fn wire_mismatch(name: &str, wire: u64) -> String {
+fn wire_mismatch(name: &str, wire: u32) -> String {
     format!("field {name}: wire type {wire} does not match its declared type")
 }
 
@@ -241,8 +240,7 @@ impl Msg {
         slots.fill(Slot::Absent);
         let mut r = Reader::new(bytes);
         while !r.at_end() {
-            let key = r.varint()?;
-            let (number, wire) = (key >> 3, key & 7);
+            let (number, wire) = r.key()?;
             let target = match usize::try_from(number) {
                 Ok(n) if n < DENSE => &dense[n],
                 _ => sparse.get(&number).unwrap_or(&Target::Skip),
@@ -263,9 +261,8 @@ impl Msg {
             // The field's label matches the column's mode (`compile` made a mismatch a
             // `Fail`).
             let column = &mut cols[col];
-            if repeated && wire == 2 && is_packable(ty) {
-                let n = r.varint()? as usize;
-                let mut packed = Reader::new(r.take(n)?);
+            if repeated && wire == LEN && is_packable(ty) {
+                let mut packed = Reader::new(r.len_delimited()?);
                 while !packed.at_end() {
                     let raw = scalar(&mut packed, ty)?;
                     column.push_element(raw, ty)?;
@@ -286,7 +283,7 @@ impl Msg {
                 Raw::UInt(v) => Slot::UInt(v, ty),
                 Raw::Float(v) => Slot::Float(v, ty),
                 Raw::Bool(v) => Slot::Bool(v, ty),
-                Raw::Bytes(b) => Slot::Bytes(r.pos - b.len(), r.pos, ty),
+                Raw::Bytes(b) => Slot::Bytes(r.pos() - b.len(), r.pos(), ty),
             };
         }
         for (i, (column, slot)) in cols.iter_mut().zip(slots.iter()).enumerate() {

@@ -64,6 +64,7 @@ impl Engine {
         if w.dataset_mut(&scope.project, &scope.dataset).is_err() {
             w.create_dataset(&scope.project, &scope.dataset, Dataset::new(None))?;
         }
+        w.commit()?;
         Ok(scope.add(table))
     }
 
@@ -147,7 +148,7 @@ impl Engine {
         });
         out.schema = result_style(&table.schema);
         if !req.dry_run {
-            self.catalog.write().create_table(&t, table, true)?;
+            self.catalog.update(|w| w.create_table(&t, table, true))?;
         }
         Ok(out)
     }
@@ -174,7 +175,7 @@ impl Engine {
             query: cv.query.to_string(),
         };
         if !req.dry_run {
-            self.catalog.write().create_table(&t, table, true)?;
+            self.catalog.update(|w| w.create_table(&t, table, true))?;
         }
         let mut out = QueryOutput::empty("CREATE_VIEW");
         out.schema = types::bq_schema_of(&schema)?;
@@ -216,7 +217,7 @@ impl Engine {
                                 )));
                             }
                             if !req.dry_run {
-                                self.catalog.write().delete_table(&t)?;
+                                self.catalog.update(|w| w.delete_table(&t))?;
                             }
                             out.ddl = Some(DdlInfo {
                                 operation: "DROP",
@@ -247,8 +248,7 @@ impl Engine {
                     }
                     if !req.dry_run {
                         self.catalog
-                            .write()
-                            .delete_dataset(&p, &d, cascade)
+                            .update(|w| w.delete_dataset(&p, &d, cascade))
                             .map_err(|e| {
                                 if e.reason == "invalid" {
                                     BqError {
@@ -294,8 +294,7 @@ impl Engine {
         }
         match self
             .catalog
-            .write()
-            .create_dataset(&p, &d, Dataset::new(None))
+            .update(|w| w.create_dataset(&p, &d, Dataset::new(None)))
         {
             Ok(()) => {}
             Err(_) if if_not_exists => {}
@@ -419,6 +418,7 @@ impl Engine {
                 }
                 None => w.put_table(&t, new)?,
             }
+            w.commit()?;
         }
         let mut out = QueryOutput::empty("ALTER_TABLE");
         out.ddl = Some(DdlInfo {

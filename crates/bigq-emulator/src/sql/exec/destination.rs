@@ -10,7 +10,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 
 use super::engine::Engine;
 use super::output::{QueryOutput, conform, result_style, table_schema_of};
-use crate::catalog::{Table, TableRef};
+use crate::catalog::{Table, TableRef, WriteGuard};
 use crate::error::{BqError, BqResult};
 
 /// `old` with the columns of `fields` it lacks added at the end (NULLABLE, NULL in its rows)
@@ -116,52 +116,65 @@ impl Engine {
         add_fields: bool,
     ) -> BqResult<()> {
         let fields = table_schema_of(&out.arrow_schema)?;
-        let mut w = self.catalog.write();
-        w.dataset_mut(&t.project, &t.dataset)?;
-        let existing = w.table(t).ok();
-        match existing {
-            None if create_never => Err(BqError::not_found(format!("Not found: Table {t}"))),
-            None => {
+        self.catalog
+            .update(|w| store_in(w, t, out, fields, create_never, write, add_fields))
+    }
+}
+
+/// `store_result`'s change, under the write lock.
+fn store_in(
+    w: &mut WriteGuard<'_>,
+    t: &TableRef,
+    out: &QueryOutput,
+    fields: Vec<TableFieldSchema>,
+    create_never: bool,
+    write: &str,
+    add_fields: bool,
+) -> BqResult<()> {
+    w.dataset_mut(&t.project, &t.dataset)?;
+    let existing = w.table(t).ok();
+    match existing {
+        None if create_never => Err(BqError::not_found(format!("Not found: Table {t}"))),
+        None => {
+            let mut table = Table::new(fields)?;
+            table.batches = conform(&out.batches, &table.arrow_schema)?;
+            w.create_table(t, table, false)
+        }
+        Some(old) => match write {
+            "WRITE_TRUNCATE" => {
                 let mut table = Table::new(fields)?;
+                table.creation_time = old.creation_time;
                 table.batches = conform(&out.batches, &table.arrow_schema)?;
-                w.create_table(t, table, false)
+                w.put_table(t, table)
             }
-            Some(old) => match write {
-                "WRITE_TRUNCATE" => {
+            "WRITE_APPEND" => {
+                let same = fields.len() == old.schema.len()
+                    && fields.iter().zip(&old.schema).all(|(a, b)| {
+                        a.name.eq_ignore_ascii_case(&b.name) && a.field_type == b.field_type
+                    });
+                if !same {
+                    if add_fields && let Some(table) = with_added_fields(&old, &fields, out)? {
+                        return w.put_table(t, table);
+                    }
+                    return Err(BqError::invalid(format!(
+                        "Provided Schema does not match Table {t}."
+                    )));
+                }
+                let mut table = (*old).clone();
+                table
+                    .batches
+                    .extend(conform(&out.batches, &old.arrow_schema)?);
+                w.put_table(t, table)
+            }
+            _ => {
+                if old.num_rows() > 0 {
+                    Err(BqError::duplicate(format!("Already Exists: Table {t}")))
+                } else {
                     let mut table = Table::new(fields)?;
-                    table.creation_time = old.creation_time;
                     table.batches = conform(&out.batches, &table.arrow_schema)?;
                     w.put_table(t, table)
                 }
-                "WRITE_APPEND" => {
-                    let same = fields.len() == old.schema.len()
-                        && fields.iter().zip(&old.schema).all(|(a, b)| {
-                            a.name.eq_ignore_ascii_case(&b.name) && a.field_type == b.field_type
-                        });
-                    if !same {
-                        if add_fields && let Some(table) = with_added_fields(&old, &fields, out)? {
-                            return w.put_table(t, table);
-                        }
-                        return Err(BqError::invalid(format!(
-                            "Provided Schema does not match Table {t}."
-                        )));
-                    }
-                    let mut table = (*old).clone();
-                    table
-                        .batches
-                        .extend(conform(&out.batches, &old.arrow_schema)?);
-                    w.put_table(t, table)
-                }
-                _ => {
-                    if old.num_rows() > 0 {
-                        Err(BqError::duplicate(format!("Already Exists: Table {t}")))
-                    } else {
-                        let mut table = Table::new(fields)?;
-                        table.batches = conform(&out.batches, &table.arrow_schema)?;
-                        w.put_table(t, table)
-                    }
-                }
-            },
-        }
+            }
+        },
     }
 }

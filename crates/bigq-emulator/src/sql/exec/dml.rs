@@ -65,6 +65,7 @@ impl Engine {
             let mut current = (*w.table(&t)?).clone();
             current.batches.extend(conformed);
             w.put_table(&t, current)?;
+            w.commit()?;
         }
         let mut out = QueryOutput::empty("INSERT");
         if req.dry_run {
@@ -167,7 +168,7 @@ impl Engine {
         if !req.dry_run {
             let mut new = (*table).clone();
             new.batches = conformed;
-            self.catalog.write().put_table(&t, new)?;
+            self.catalog.update(|w| w.put_table(&t, new))?;
         }
         let mut out = QueryOutput::empty("UPDATE");
         out.dml = Some(DmlStats {
@@ -381,7 +382,7 @@ impl Engine {
         if !req.dry_run {
             let mut new = (*table).clone();
             new.batches = new_batches;
-            self.catalog.write().put_table(&t, new)?;
+            self.catalog.update(|w| w.put_table(&t, new))?;
         }
         let mut out = QueryOutput::empty("MERGE");
         out.dml = Some(DmlStats {
@@ -430,7 +431,7 @@ impl Engine {
         if !req.dry_run {
             let mut new = (*table).clone();
             new.batches = conformed;
-            self.catalog.write().put_table(&t, new)?;
+            self.catalog.update(|w| w.put_table(&t, new))?;
         }
         let mut out = QueryOutput::empty("DELETE");
         out.dml = Some(DmlStats {
@@ -451,7 +452,7 @@ impl Engine {
             if !req.dry_run {
                 let mut new = (*table).clone();
                 new.batches.clear();
-                self.catalog.write().put_table(&t, new)?;
+                self.catalog.update(|w| w.put_table(&t, new))?;
             }
             out.dml = Some(DmlStats {
                 deleted,

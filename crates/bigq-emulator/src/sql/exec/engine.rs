@@ -15,7 +15,9 @@ use crate::catalog::Catalog;
 use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
-use crate::sql::rewrite::{anonymous_unnests, expand_struct_unnests, rewrite_query};
+use crate::sql::rewrite::{
+    TypedOperators, anonymous_unnests, expand_struct_unnests, rewrite_query,
+};
 use crate::sql::types::{self, range_element};
 
 /// The SQL engine: a DataFusion session over the catalog.
@@ -54,6 +56,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         functions::register(&ctx);
+        ctx.add_analyzer_rule(Arc::new(TypedOperators));
         Engine { catalog, ctx }
     }
 

@@ -1,242 +1,270 @@
 //! Date functions, and the rewrites the DATE, DATETIME, TIME and TIMESTAMP families share
-//! (their registry rows point here): `_TRUNC`, `_ADD` and `_SUB` of an interval, `_DIFF` in
-//! a date part, `FORMAT_` and `PARSE_`, all onto DataFusion's date and time functions.
+//! (their registry rows point here): a date part written as a bare word (`MONTH`,
+//! `WEEK(MONDAY)`) becomes a string for the UDFs of [`super::civil`], `INTERVAL n PART` the
+//! count and the part, and `EXTRACT` and `CURRENT_*` calls of those UDFs.
 
-use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
+use chrono::{Datelike, NaiveDate};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::Result as DfResult;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
+use super::civil::ops::{self, shown};
+use super::civil::{
+    DATE, DATETIME, INT64, RowUdf, STRING, V, check_date, date_of_days, days_of_date, err, is,
+    is_ts, typed, zone_arg,
+};
 use super::{Family, Function};
 use crate::error::{BqError, BqResult};
-use crate::sql::ast::{binary, call, cast, function_args, number, string};
+use crate::sql::ast::{call, cast, function_args, function_name, string};
 
-/// A date part given as a bare word (`MONTH`) or a string.
-fn part_name(e: &Expr) -> Option<String> {
+/// A date part given as a bare word (`MONTH`), a call (`WEEK(MONDAY)`) or a string.
+pub(crate) fn part_name(e: &Expr) -> Option<String> {
     match e {
-        Expr::Identifier(id) => Some(id.value.to_ascii_lowercase()),
+        Expr::Identifier(id) => Some(id.value.to_ascii_uppercase()),
         Expr::Value(v) => match &v.value {
             Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
-                Some(s.to_ascii_lowercase())
+                Some(s.to_ascii_uppercase())
             }
             _ => None,
         },
+        Expr::Function(f) => {
+            let name = function_name(f)?;
+            let args = function_args(f)?;
+            match args.as_slice() {
+                [Expr::Identifier(day)] => {
+                    Some(format!("{name}({})", day.value.to_ascii_uppercase()))
+                }
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
 
-/// GoogleSQL `INTERVAL n PART` as an interval DataFusion reads.
-fn interval(e: &Expr) -> Option<Expr> {
-    let Expr::Interval(iv) = e else {
-        return None;
-    };
-    let field = iv.leading_field.as_ref()?.to_string().to_ascii_lowercase();
-    let unit = Expr::Interval(ast::Interval {
-        value: Box::new(string(&format!("1 {field}"))),
-        leading_field: None,
-        leading_precision: None,
-        last_field: None,
-        fractional_seconds_precision: None,
-    });
-    Some(match iv.value.as_ref() {
-        Expr::Value(v) if matches!(v.value, Value::Number(..)) => Expr::Interval(ast::Interval {
-            value: Box::new(string(&format!("{} {field}", v.value))),
-            leading_field: None,
-            leading_precision: None,
-            last_field: None,
-            fractional_seconds_precision: None,
-        }),
-        other => binary(other.clone(), BinaryOperator::Multiply, unit),
-    })
+fn part_error(name: &str, e: &Expr) -> BqError {
+    BqError::invalid_query(format!("{name}: {e} is not a date part"))
 }
 
-/// Seconds in a fixed-length part, for TIMESTAMP_DIFF and DATE_DIFF.
-fn part_seconds(part: &str) -> Option<i64> {
-    Some(match part {
-        "microsecond" => return None,
-        "millisecond" => return None,
-        "second" => 1,
-        "minute" => 60,
-        "hour" => 3600,
-        "day" => 86_400,
-        "week" => 7 * 86_400,
-        _ => return None,
-    })
+/// The UDF a call of `name` becomes (`DATE_TRUNC` is `bigq_date_trunc`).
+fn udf_name(name: &str) -> String {
+    format!("bigq_{}", name.to_ascii_lowercase())
 }
 
-/// `a - b` counted in `part`, truncated toward zero as BigQuery's *_DIFF do.
-fn diff(a: Expr, b: Expr, part: &str) -> Option<Expr> {
-    let epoch = |e: Expr| call("date_part", vec![string("epoch"), e]);
-    let months = |e: Expr| {
-        binary(
-            binary(
-                call("date_part", vec![string("year"), e.clone()]),
-                BinaryOperator::Multiply,
-                number(12),
-            ),
-            BinaryOperator::Plus,
-            call("date_part", vec![string("month"), e]),
-        )
-    };
-    let raw = match part {
-        "month" => binary(months(a), BinaryOperator::Minus, months(b)),
-        "year" => binary(
-            call("date_part", vec![string("year"), a]),
-            BinaryOperator::Minus,
-            call("date_part", vec![string("year"), b]),
-        ),
-        "millisecond" | "microsecond" => {
-            let scale = if part == "millisecond" {
-                1_000
-            } else {
-                1_000_000
-            };
-            binary(
-                binary(epoch(a), BinaryOperator::Minus, epoch(b)),
-                BinaryOperator::Multiply,
-                number(scale),
-            )
-        }
-        p => {
-            let secs = part_seconds(p)?;
-            binary(
-                binary(epoch(a), BinaryOperator::Minus, epoch(b)),
-                BinaryOperator::Divide,
-                number(secs),
-            )
-        }
-    };
-    Some(cast(call("trunc", vec![raw]), ast::DataType::BigInt(None)))
-}
-
-/// `DATE_TRUNC(x, part)`, `DATETIME_TRUNC` and `TIMESTAMP_TRUNC`: DataFusion's `date_trunc`
-/// (cast back to DATE for a DATE).
+/// `DATE_TRUNC(x, part[, zone])` and the other `_TRUNC`.
 pub(crate) fn trunc(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(args) = function_args(f).filter(|a| a.len() >= 2) else {
+    let Some(mut args) = function_args(f).filter(|a| (2..=3).contains(&a.len())) else {
         return Ok(None);
     };
-    let Some(part) = part_name(&args[1]) else {
-        return Ok(None);
-    };
-    let t = call("date_trunc", vec![string(&part), args[0].clone()]);
-    Ok(Some(if name == "DATE_TRUNC" {
-        cast(t, ast::DataType::Date)
-    } else {
-        t
-    }))
+    let part = part_name(&args[1]).ok_or_else(|| part_error(name, &args[1]))?;
+    args[1] = string(&part);
+    Ok(Some(call(&udf_name(name), args)))
 }
 
-/// `DATE_ADD(x, INTERVAL n part)` and the other `_ADD` and `_SUB`: `x ± interval`.
+/// `DATE_ADD(x, INTERVAL n part)` and the other `_ADD` and `_SUB`.
 pub(crate) fn add_or_sub(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     let Some(args) = function_args(f).filter(|a| a.len() == 2) else {
         return Ok(None);
     };
-    let Some(iv) = interval(&args[1]) else {
-        return Ok(None);
+    let Expr::Interval(iv) = &args[1] else {
+        return Err(BqError::invalid_query(format!(
+            "{name} takes INTERVAL n part as its second argument"
+        )));
     };
-    let op = if name.ends_with("_ADD") {
-        BinaryOperator::Plus
-    } else {
-        BinaryOperator::Minus
+    let Some(field) = iv
+        .leading_field
+        .as_ref()
+        .filter(|_| iv.last_field.is_none())
+    else {
+        return Err(BqError::invalid_query(format!(
+            "{name} takes INTERVAL n part with one date part"
+        )));
     };
-    Ok(Some(binary(args[0].clone(), op, iv)))
+    let n = cast(iv.value.as_ref().clone(), ast::DataType::BigInt(None));
+    let part = field.to_string().to_ascii_uppercase();
+    Ok(Some(call(
+        &udf_name(name),
+        vec![args[0].clone(), n, string(&part)],
+    )))
 }
 
-/// `DATE_DIFF(a, b, part)` and the other `_DIFF`: whole parts from `b` to `a`.
+/// `DATE_DIFF(a, b, part)` and the other `_DIFF`.
 pub(crate) fn diff_in_part(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(args) = function_args(f).filter(|a| a.len() == 3) else {
+    let Some(mut args) = function_args(f).filter(|a| a.len() == 3) else {
         return Ok(None);
     };
-    let Some(part) = part_name(&args[2]) else {
+    let part = part_name(&args[2]).ok_or_else(|| part_error(name, &args[2]))?;
+    args[2] = string(&part);
+    Ok(Some(call(&udf_name(name), args)))
+}
+
+/// `LAST_DAY(x[, part])`, the part MONTH when left out.
+pub(crate) fn last_day(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let Some(mut args) = function_args(f).filter(|a| (1..=2).contains(&a.len())) else {
         return Ok(None);
     };
-    match diff(args[0].clone(), args[1].clone(), &part) {
-        Some(d) => Ok(Some(d)),
-        None => Err(BqError::unsupported(format!("{name} with part {part}"))),
-    }
+    let part = match args.get(1) {
+        Some(p) => part_name(p).ok_or_else(|| part_error(name, p))?,
+        None => "MONTH".into(),
+    };
+    args.truncate(1);
+    args.push(string(&part));
+    Ok(Some(call("bigq_last_day", args)))
 }
 
-/// `FORMAT_DATE(format, x)` and the other `FORMAT_`: DataFusion's `to_char(x, format)`.
-pub(crate) fn format(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(function_args(f)
-        .filter(|a| a.len() == 2)
-        .map(|args| call("to_char", vec![args[1].clone(), args[0].clone()])))
-}
-
-/// `PARSE_DATE(format, text)`, `PARSE_DATETIME` and `PARSE_TIMESTAMP`: DataFusion's
-/// `to_date` or `to_timestamp` (in UTC for a TIMESTAMP).
-pub(crate) fn parse(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    let Some(args) = function_args(f).filter(|a| a.len() == 2) else {
+/// `CURRENT_DATE([zone])`, `CURRENT_DATETIME` and `CURRENT_TIME`: the constructor of the
+/// query's `now()` (one instant for the whole query, as in BigQuery).
+pub(crate) fn current(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let Some(mut args) = function_args(f).filter(|a| a.len() <= 1) else {
         return Ok(None);
     };
-    let fname = if name == "PARSE_DATE" {
-        "to_date"
-    } else {
-        "to_timestamp"
+    let ctor = name.trim_start_matches("CURRENT_").to_ascii_lowercase();
+    args.insert(0, call("now", vec![]));
+    Ok(Some(call(&ctor, args)))
+}
+
+/// `EXTRACT(part FROM x [AT TIME ZONE zone])` as `bigq_extract` (or, for the DATE, TIME and
+/// DATETIME parts, the constructor of that type); `None` for any other expression.
+pub(crate) fn extract(e: &Expr) -> BqResult<Option<Expr>> {
+    let Expr::Extract { field, expr, .. } = e else {
+        return Ok(None);
     };
-    let mut v = call(fname, vec![args[1].clone(), args[0].clone()]);
-    if name == "PARSE_TIMESTAMP" {
-        v = cast(v, ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz));
-    }
-    Ok(Some(v))
-}
-
-/// `DATE(timestamp_or_datetime)` as a cast, `DATE(year, month, day)` as `make_date`.
-pub(crate) fn date(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(match function_args(f) {
-        Some(args) if args.len() == 1 => Some(cast(
-            args.into_iter().next().unwrap_or(Expr::value(Value::Null)),
-            ast::DataType::Date,
-        )),
-        Some(args) if args.len() == 3 => Some(call("make_date", args)),
-        _ => None,
-    })
-}
-
-/// `UNIX_DATE(date)`: days since 1970-01-01.
-pub(crate) fn unix_date(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(function_args(f).filter(|a| a.len() == 1).map(|args| {
-        let v = call("date_part", vec![string("epoch"), args[0].clone()]);
-        let v = binary(v, BinaryOperator::Divide, number(86_400));
-        cast(call("floor", vec![v]), ast::DataType::BigInt(None))
+    let part = match field {
+        ast::DateTimeField::Week(Some(day)) => format!("WEEK({})", day.value.to_ascii_uppercase()),
+        ast::DateTimeField::Custom(id) => id.value.to_ascii_uppercase(),
+        other => other.to_string().to_ascii_uppercase(),
+    };
+    let (x, zone) = match expr.as_ref() {
+        Expr::AtTimeZone {
+            timestamp,
+            time_zone,
+        } => (timestamp.as_ref().clone(), Some(time_zone.as_ref().clone())),
+        other => (other.clone(), None),
+    };
+    let mut args = vec![x];
+    Ok(Some(match part.as_str() {
+        "DATE" | "TIME" | "DATETIME" => {
+            args.extend(zone);
+            call(&part.to_ascii_lowercase(), args)
+        }
+        _ => {
+            args.push(string(&part));
+            args.extend(zone);
+            call("bigq_extract", args)
+        }
     }))
 }
 
-/// `DATE_FROM_UNIX_DATE(days)`.
-pub(crate) fn date_from_unix_date(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(function_args(f).filter(|a| a.len() == 1).map(|args| {
-        let secs = binary(args[0].clone(), BinaryOperator::Multiply, number(86_400));
-        cast(
-            call("to_timestamp_seconds", vec![secs]),
-            ast::DataType::Date,
-        )
+// -- constructors and the Unix epoch ---------------------------------------------------------
+
+/// `DATE(y, m, d)`, `DATE(timestamp[, zone])`, `DATE(datetime)`, `DATE(date)`.
+fn date_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
+    let ok = match args {
+        [y, m, d] => [y, m, d].iter().all(|t| is(t, &INT64)),
+        [x] => is(x, &DATE) || is(x, &DATETIME) || is_ts(x),
+        [x, z] => is_ts(x) && is(z, &STRING),
+        _ => false,
+    };
+    typed(ok, DATE, name, args)
+}
+
+fn date_value(_: &str, args: &[V]) -> DfResult<V> {
+    Ok(V::Date(match args {
+        [V::Int(y), V::Int(m), V::Int(d)] => {
+            let date = i32::try_from(*y).ok().and_then(|y| {
+                NaiveDate::from_ymd_opt(y, u32::try_from(*m).ok()?, u32::try_from(*d).ok()?)
+            });
+            match date {
+                Some(d) if (1..=9999).contains(&d.year()) => d,
+                _ => return Err(err(format!("DATE: invalid date {y}-{m}-{d}"))),
+            }
+        }
+        [V::Date(d)] => *d,
+        [V::Datetime(dt)] => dt.date(),
+        [V::Ts(m), ..] => zone_arg(args, 1)?.local(*m)?.date(),
+        _ => return Err(err("DATE: unexpected arguments")),
     }))
+}
+
+fn date_udf() -> ScalarUDF {
+    RowUdf::make("date", date_type, date_value)
+}
+
+fn unix_date_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
+    typed(args.len() == 1 && is(&args[0], &DATE), INT64, name, args)
+}
+
+fn unix_date_value(_: &str, args: &[V]) -> DfResult<V> {
+    match &args[0] {
+        V::Date(d) => Ok(V::Int(days_of_date(*d) as i64)),
+        _ => Err(err("UNIX_DATE takes a DATE")),
+    }
+}
+
+fn date_from_unix_date_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
+    typed(args.len() == 1 && is(&args[0], &INT64), DATE, name, args)
+}
+
+fn date_from_unix_date_value(name: &str, args: &[V]) -> DfResult<V> {
+    let V::Int(n) = args[0] else {
+        return Err(err("DATE_FROM_UNIX_DATE takes an INT64"));
+    };
+    let d = i32::try_from(n).ok().and_then(|n| date_of_days(n).ok());
+    Ok(V::Date(check_date(&shown(name), d)?))
+}
+
+macro_rules! udfs {
+    (@make $name:literal, $typer:path, $eval:path) => {
+        RowUdf::make($name, $typer, $eval)
+    };
+    (@make $name:literal, $typer:path, $eval:path, coerced) => {
+        RowUdf::coerced($name, $typer, $eval, ops::coerce_strings)
+    };
+    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
+        $(pub(crate) fn $f() -> ScalarUDF {
+            udfs!(@make $name, $typer, $eval $(, $c)?)
+        })*
+    };
+}
+
+udfs! {
+    unix_date = "unix_date", unix_date_type, unix_date_value;
+    date_from_unix_date = "date_from_unix_date", date_from_unix_date_type, date_from_unix_date_value;
+    date_trunc = "bigq_date_trunc", ops::trunc_type, ops::trunc, coerced;
+    date_add = "bigq_date_add", ops::add_type, ops::add, coerced;
+    date_sub = "bigq_date_sub", ops::add_type, ops::add, coerced;
+    date_diff = "bigq_date_diff", ops::diff_type, ops::diff, coerced;
+    extract_udf = "bigq_extract", ops::extract_type, ops::extract;
+    last_day_udf = "bigq_last_day", ops::last_day_type, ops::last_day;
+    format_date = "format_date", ops::format_type, ops::format_value;
+    parse_date = "parse_date", ops::parse_type, ops::parse_value;
 }
 
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
-    Function::rewrite(Family::Date, &["DATE(TIMESTAMP) -> DATE", "DATE(DATETIME) -> DATE", "DATE(INT64, INT64, INT64) -> DATE"],
-        date),
+    Function::rewrite(Family::Date, &["CURRENT_DATE([STRING]) -> DATE"], current),
+    Function::udf(Family::Date, &["DATE(INT64, INT64, INT64) -> DATE", "DATE(TIMESTAMP[, STRING]) -> DATE",
+        "DATE(DATETIME) -> DATE", "DATE(DATE) -> DATE"], date_udf),
     Function::rewrite(Family::Date, &["DATE_ADD(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
     Function::rewrite(Family::Date, &["DATE_SUB(DATE, INTERVAL INT64 date_part) -> DATE"], add_or_sub),
     Function::rewrite(Family::Date, &["DATE_DIFF(DATE, DATE, date_part) -> INT64"], diff_in_part),
-    Function::rewrite(Family::Date, &["DATE_TRUNC(DATE, date_part) -> DATE"], trunc),
-    Function::rewrite(Family::Date, &["DATE_FROM_UNIX_DATE(INT64) -> DATE"], date_from_unix_date),
-    Function::rewrite(Family::Date, &["FORMAT_DATE(STRING, DATE) -> STRING"], format),
-    Function::rewrite(Family::Date, &["PARSE_DATE(STRING, STRING) -> DATE"], parse),
-    Function::rewrite(Family::Date, &["UNIX_DATE(DATE) -> INT64"], unix_date),
-    Function::rewrite(Family::Datetime, &["DATETIME_ADD(DATETIME, INTERVAL INT64 part) -> DATETIME"], add_or_sub),
-    Function::rewrite(Family::Datetime, &["DATETIME_SUB(DATETIME, INTERVAL INT64 part) -> DATETIME"], add_or_sub),
-    Function::rewrite(Family::Datetime, &["DATETIME_DIFF(DATETIME, DATETIME, part) -> INT64"], diff_in_part),
-    Function::rewrite(Family::Datetime, &["DATETIME_TRUNC(DATETIME, part) -> DATETIME"], trunc),
-    Function::rewrite(Family::Datetime, &["FORMAT_DATETIME(STRING, DATETIME) -> STRING"], format),
-    Function::rewrite(Family::Datetime, &["PARSE_DATETIME(STRING, STRING) -> DATETIME"], parse),
-    Function::rewrite(Family::Time, &["TIME_ADD(TIME, INTERVAL INT64 part) -> TIME"], add_or_sub),
-    Function::rewrite(Family::Time, &["TIME_SUB(TIME, INTERVAL INT64 part) -> TIME"], add_or_sub),
-    Function::rewrite(Family::Time, &["TIME_DIFF(TIME, TIME, part) -> INT64"], diff_in_part),
-    Function::rewrite(Family::Time, &["FORMAT_TIME(STRING, TIME) -> STRING"], format),
-    Function::rewrite(Family::Timestamp, &["TIMESTAMP_ADD(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
-    Function::rewrite(Family::Timestamp, &["TIMESTAMP_SUB(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
-    Function::rewrite(Family::Timestamp, &["TIMESTAMP_DIFF(TIMESTAMP, TIMESTAMP, part) -> INT64"], diff_in_part),
-    Function::rewrite(Family::Timestamp, &["TIMESTAMP_TRUNC(TIMESTAMP, part) -> TIMESTAMP"], trunc),
-    Function::rewrite(Family::Timestamp, &["FORMAT_TIMESTAMP(STRING, TIMESTAMP) -> STRING"], format),
-    Function::rewrite(Family::Timestamp, &["PARSE_TIMESTAMP(STRING, STRING) -> TIMESTAMP"], parse),
+    Function::rewrite(Family::Date, &["DATE_TRUNC(DATE, date_part) -> DATE", "DATE_TRUNC(DATETIME, part) -> DATETIME",
+        "DATE_TRUNC(TIMESTAMP, part[, STRING]) -> TIMESTAMP"], trunc),
+    Function::udf(Family::Date, &["bigq_date_add(DATE, INT64, STRING) -> DATE"], date_add),
+    Function::udf(Family::Date, &["bigq_date_sub(DATE, INT64, STRING) -> DATE"], date_sub),
+    Function::udf(Family::Date, &["bigq_date_diff(DATE, DATE, STRING) -> INT64"], date_diff),
+    Function::udf(Family::Date, &["bigq_date_trunc(DATE, STRING) -> DATE", "bigq_date_trunc(DATETIME, STRING) -> DATETIME",
+        "bigq_date_trunc(TIMESTAMP, STRING[, STRING]) -> TIMESTAMP"], date_trunc),
+    Function::udf(Family::Date, &["bigq_extract(DATE, STRING) -> INT64", "bigq_extract(DATETIME, STRING) -> INT64",
+        "bigq_extract(TIMESTAMP, STRING[, STRING]) -> INT64", "bigq_extract(INTERVAL, STRING) -> INT64"], extract_udf),
+    Function::rewrite(Family::Date, &["LAST_DAY(DATE[, date_part]) -> DATE", "LAST_DAY(DATETIME[, date_part]) -> DATE"],
+        last_day),
+    Function::udf(Family::Date, &["bigq_last_day(DATE, STRING) -> DATE", "bigq_last_day(DATETIME, STRING) -> DATE"],
+        last_day_udf),
+    Function::udf(Family::Date, &["DATE_FROM_UNIX_DATE(INT64) -> DATE"], date_from_unix_date),
+    Function::udf(Family::Date, &["FORMAT_DATE(STRING, DATE) -> STRING", "FORMAT_DATE(STRING, DATETIME) -> STRING"],
+        format_date),
+    Function::udf(Family::Date, &["PARSE_DATE(STRING, STRING) -> DATE"], parse_date),
+    Function::udf(Family::Date, &["UNIX_DATE(DATE) -> INT64"], unix_date),
 ];

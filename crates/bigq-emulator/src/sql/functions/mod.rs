@@ -19,15 +19,22 @@
 mod aggregate;
 mod approximate;
 mod array;
+mod civil;
 mod conditional;
 mod date;
+mod datetime;
 mod geography;
+mod hash;
 mod interval;
 mod json;
-mod math;
+pub(crate) mod math;
+mod net;
 mod range;
+mod row;
+pub(crate) mod safe;
 mod statistical;
 mod string;
+mod time;
 mod timestamp;
 mod udf;
 mod utility;
@@ -54,10 +61,12 @@ enum Family {
     Date,
     Datetime,
     Geography,
+    Hash,
     Interval,
     Json,
     Math,
     Navigation,
+    Net,
     Numbering,
     Range,
     Statistical,
@@ -142,13 +151,18 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         array::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
+        datetime::FUNCTIONS,
         geography::FUNCTIONS,
+        hash::FUNCTIONS,
         interval::FUNCTIONS,
         json::FUNCTIONS,
         math::FUNCTIONS,
+        net::FUNCTIONS,
         range::FUNCTIONS,
+        safe::FUNCTIONS,
         statistical::FUNCTIONS,
         string::FUNCTIONS,
+        time::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
         window::FUNCTIONS,
@@ -182,24 +196,36 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
-    let name = match (function_name(f), f.name.0.as_slice()) {
-        (Some(name), _) => name,
-        // `HLL_COUNT.INIT` and the rest, named by their two parts.
-        (
-            None,
+    // `NET.HOST`, `HLL_COUNT.INIT` and the other functions of a dotted family are
+    // rewrites listed by their dotted name; any other dotted name may be a `SAFE.` call.
+    let name = match function_name(f) {
+        Some(name) => name,
+        None => match f.name.0.as_slice() {
             [
                 ast::ObjectNamePart::Identifier(a),
                 ast::ObjectNamePart::Identifier(b),
-            ],
-        ) if a.value.eq_ignore_ascii_case("HLL_COUNT") => {
-            format!("HLL_COUNT.{}", b.value.to_ascii_uppercase())
-        }
-        _ => return Ok(None),
+            ] if a.value.eq_ignore_ascii_case("NET")
+                || a.value.eq_ignore_ascii_case("HLL_COUNT") =>
+            {
+                format!(
+                    "{}.{}",
+                    a.value.to_ascii_uppercase(),
+                    b.value.to_ascii_uppercase()
+                )
+            }
+            _ => return safe::rewrite(f),
+        },
     };
     match rewrites().get(&name) {
         Some(rewrite) => rewrite(&name, f),
         None => Ok(None),
     }
+}
+
+/// `EXTRACT(part FROM x)` as the date family's UDFs compute it; `None` for any other
+/// expression.
+pub(crate) fn rewrite_extract(e: &Expr) -> BqResult<Option<Expr>> {
+    date::extract(e)
 }
 
 #[cfg(test)]
@@ -271,8 +297,11 @@ mod tests {
             "BYTES" => DataType::Binary,
             "DATE" => DataType::Date32,
             "DATETIME" => DataType::Timestamp(TimeUnit::Microsecond, None),
+            "TIME" => DataType::Time64(TimeUnit::Microsecond),
             "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             "INTERVAL" => DataType::Interval(IntervalUnit::MonthDayNano),
+            "NUMERIC" => DataType::Decimal128(38, 9),
+            "BIGNUMERIC" => DataType::Decimal256(76, 38),
             other => panic!("no Arrow type for {other}"),
         }
     }

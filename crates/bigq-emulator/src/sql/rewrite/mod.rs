@@ -17,5 +17,6 @@ mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;
 
+pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::query::rewrite_query;
 pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};

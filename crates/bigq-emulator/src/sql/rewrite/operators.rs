@@ -1,10 +1,21 @@
-//! Operators DataFusion reads otherwise: `/` always in FLOAT64, `x ± INTERVAL` typed as
+//! Operators DataFusion reads otherwise: arithmetic with BigQuery's types and errors, `x ± INTERVAL` typed as
 //! BigQuery types it, `x IN UNNEST(array)`, and array subscripts `[OFFSET(i)]` and
 //! `[ORDINAL(i)]`.
 
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result as DfResult, plan_err};
+use datafusion::logical_expr::expr::{Cast, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::optimizer::AnalyzerRule;
 use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 
-use crate::sql::ast::{binary, call, cast, function_args, function_name, number};
+use crate::sql::ast::{binary, call, function_args, function_name, number};
+use crate::sql::functions::math::{Op, operator_udf, supertype};
+use crate::sql::functions::safe;
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
 /// (DATE + INTERVAL is a DATETIME in BigQuery; DataFusion keeps DATE).
@@ -19,10 +30,12 @@ pub(super) fn interval_arithmetic(left: &mut Expr, op: &BinaryOperator, right: &
     call(name, vec![l, r])
 }
 
-/// `a / b` divides in FLOAT64, as in BigQuery (DataFusion divides integers as integers).
-pub(super) fn float_division(left: &mut Expr) {
+/// `a / b` as the UDF that divides with BigQuery's types and errors (INT64 / INT64 is
+/// FLOAT64, NUMERIC / NUMERIC is NUMERIC, a zero divisor an error).
+pub(super) fn division(left: &mut Expr, right: &mut Expr) -> Expr {
     let l = std::mem::replace(left, Expr::value(Value::Null));
-    *left = cast(l, ast::DataType::Double(ast::ExactNumberInfo::None));
+    let r = std::mem::replace(right, Expr::value(Value::Null));
+    call("bigq_divide", vec![l, r])
 }
 
 /// `x [NOT] IN UNNEST(array)` as `[NOT] array_has(array, x)`.
@@ -103,5 +116,91 @@ pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr
             root: Box::new(b),
             access_chain: rest,
         }),
+    }
+}
+
+/// After type coercion, the numeric `+`, `-`, `*` and unary `-` as the UDFs that raise on
+/// overflow and round NUMERIC as BigQuery does (DataFusion wraps INT64 and gives FLOAT64
+/// infinities), and each `SAFE.` marker around a scalar call as that call made safe.
+#[derive(Debug)]
+pub(crate) struct TypedOperators;
+
+impl AnalyzerRule for TypedOperators {
+    fn name(&self) -> &str {
+        "bigq_typed_operators"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> DfResult<LogicalPlan> {
+        plan.transform_up_with_subqueries(|plan| {
+            let schema = merge_schema(&plan.inputs());
+            let names = NamePreserver::new(&plan);
+            plan.map_expressions(|e| {
+                let name = names.save(&e);
+                e.transform_up(|e| typed_operator(e, &schema))
+                    .map(|t| t.update_data(|e| name.restore(e)))
+            })?
+            .map_data(|plan| plan.recompute_schema())
+        })
+        .map(|t| t.data)
+    }
+}
+
+fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>> {
+    match e {
+        DfExpr::BinaryExpr(b)
+            if matches!(b.op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
+        {
+            let (lt, rt) = (b.left.get_type(schema)?, b.right.get_type(schema)?);
+            let numeric =
+                |t: &DataType| *t != DataType::Null && supertype(std::slice::from_ref(t)).is_some();
+            let Some(t) =
+                supertype(&[lt.clone(), rt.clone()]).filter(|_| numeric(&lt) && numeric(&rt))
+            else {
+                return Ok(Transformed::no(DfExpr::BinaryExpr(b)));
+            };
+            let original = DfExpr::BinaryExpr(b.clone()).get_type(schema)?;
+            let op = match b.op {
+                Operator::Plus => Op::Add,
+                Operator::Minus => Op::Sub,
+                _ => Op::Mul,
+            };
+            let args = vec![cast_to(*b.left, &lt, &t), cast_to(*b.right, &rt, &t)];
+            let call = DfExpr::ScalarFunction(ScalarFunction::new_udf(operator_udf(op), args));
+            // A decimal keeps BigQuery's scale (DataFusion widens a product's); any other
+            // result keeps the type the plan was typed with.
+            let decimal =
+                |t: &DataType| matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
+            if decimal(&t) && decimal(&original) {
+                return Ok(Transformed::yes(call));
+            }
+            Ok(Transformed::yes(cast_to(call, &t, &original)))
+        }
+        DfExpr::Negative(inner) => {
+            let t = inner.get_type(schema)?;
+            if t == DataType::Null || supertype(std::slice::from_ref(&t)).is_none() {
+                return Ok(Transformed::no(DfExpr::Negative(inner)));
+            }
+            let call = ScalarFunction::new_udf(operator_udf(Op::Neg), vec![*inner]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        DfExpr::ScalarFunction(mut f) if f.func.name() == safe::SAFE => match f.args.pop() {
+            Some(DfExpr::ScalarFunction(inner)) => Ok(Transformed::yes(DfExpr::ScalarFunction(
+                ScalarFunction::new_udf(safe::wrap(inner.func), inner.args),
+            ))),
+            Some(other) => plan_err!(
+                "The SAFE. prefix is not supported for {}",
+                other.schema_name()
+            ),
+            None => plan_err!("SAFE. takes one call"),
+        },
+        e => Ok(Transformed::no(e)),
+    }
+}
+
+fn cast_to(e: DfExpr, from: &DataType, to: &DataType) -> DfExpr {
+    if from == to {
+        e
+    } else {
+        DfExpr::Cast(Cast::new(Box::new(e), to.clone()))
     }
 }

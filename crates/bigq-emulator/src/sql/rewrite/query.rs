@@ -86,8 +86,8 @@ impl Rewriter<'_> {
             Expr::BinaryOp {
                 op: BinaryOperator::Divide,
                 left,
-                ..
-            } => operators::float_division(left),
+                right,
+            } => *e = operators::division(left, right),
             Expr::Value(v) => match &v.value {
                 Value::Placeholder(p) if p == "?" => {
                     let i = self.positional;
@@ -135,6 +135,11 @@ impl Rewriter<'_> {
                     .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
             {
                 *e = placeholders::named_path(self.params, ids)?;
+            }
+            Expr::Extract { .. } => {
+                if let Some(call) = functions::rewrite_extract(e)? {
+                    *e = call;
+                }
             }
             Expr::Function(f) => {
                 if let Some(call) = functions::rewrite_call(f)? {
