@@ -38,6 +38,7 @@ mod time;
 mod timestamp;
 mod udf;
 mod utility;
+mod window;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -64,7 +65,9 @@ enum Family {
     Interval,
     Json,
     Math,
+    Navigation,
     Net,
+    Numbering,
     Range,
     Statistical,
     String,
@@ -162,6 +165,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         time::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
+        window::FUNCTIONS,
     ]
     .into_iter()
     .flatten()

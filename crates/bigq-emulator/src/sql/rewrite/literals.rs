@@ -135,8 +135,51 @@ pub(super) fn typed_struct_array(expr: &mut Expr, data_type: &ast::DataType) {
 /// `TYPE 'text'` as a cast of the text, when DataFusion names the type otherwise.
 pub(super) fn typed_string(ts: &TypedString) -> Option<Expr> {
     let t = datafusion_sql_type(&ts.data_type)?;
-    let value = Expr::Value(ts.value.clone());
+    let value = match (&ts.data_type, &ts.value.value) {
+        (
+            ast::DataType::Timestamp(..) | ast::DataType::Datetime(_),
+            Value::SingleQuotedString(text) | Value::DoubleQuotedString(text),
+        ) => match two_digit_parts(text) {
+            Some(padded) => string(&padded),
+            None => Expr::Value(ts.value.clone()),
+        },
+        _ => Expr::Value(ts.value.clone()),
+    };
     Some(cast(value, t))
+}
+
+/// `'2016-1-8 2:51:45'` as `'2016-01-08 02:51:45'`: BigQuery's canonical format allows one
+/// digit for the month, day and hour, Arrow's parser only two; `None` when nothing changes.
+fn two_digit_parts(text: &str) -> Option<String> {
+    let t = text.trim();
+    let (date, time) = match t.find([' ', 'T', 't']) {
+        Some(i) => (&t[..i], Some((&t[i..i + 1], &t[i + 1..]))),
+        None => (t, None),
+    };
+    let parts: Vec<&str> = date.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return None;
+    };
+    let pad = |p: &str| {
+        if p.len() == 1 && p.bytes().all(|b| b.is_ascii_digit()) {
+            format!("0{p}")
+        } else {
+            p.to_string()
+        }
+    };
+    let mut out = format!("{y}-{}-{}", pad(m), pad(d));
+    if let Some((sep, rest)) = time {
+        out.push_str(sep);
+        match rest.split_once(':') {
+            Some((h, rest)) => {
+                out.push_str(&pad(h));
+                out.push(':');
+                out.push_str(rest);
+            }
+            None => out.push_str(rest),
+        }
+    }
+    (out != t).then_some(out)
 }
 
 /// Raw, triple-quoted and bytes literals as the plain literals DataFusion reads; `None`
