@@ -18,6 +18,7 @@
 
 mod aggregate;
 mod array;
+mod bit;
 mod conditional;
 mod date;
 mod geography;
@@ -47,6 +48,7 @@ use crate::sql::ast::function_name;
 enum Family {
     Aggregate,
     Array,
+    Bit,
     Conditional,
     Date,
     Datetime,
@@ -133,6 +135,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     [
         aggregate::FUNCTIONS,
         array::FUNCTIONS,
+        bit::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
         geography::FUNCTIONS,
