@@ -5,6 +5,7 @@
 //! JSON values as Arrow scalars (`values`).
 
 pub(crate) mod ast;
+pub(crate) mod dialect;
 pub(crate) mod exec;
 pub(crate) mod functions;
 pub(crate) mod names;

@@ -2,10 +2,10 @@
 //! must happen in the text (RANGE syntax and typed array literals, which sqlparser does not know).
 
 use datafusion::sql::sqlparser::ast;
-use datafusion::sql::sqlparser::dialect::BigQueryDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{BqError, BqResult};
+use crate::sql::dialect::GoogleSql;
 use crate::sql::rewrite::range::pre_parse;
 use crate::sql::rewrite::typed_arrays;
 
@@ -13,7 +13,7 @@ use crate::sql::rewrite::typed_arrays;
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
     let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
     let sql = typed_arrays::pre_parse(&sql);
-    Parser::parse_sql(&BigQueryDialect {}, &sql)
+    Parser::parse_sql(&GoogleSql::default(), &sql)
         .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
 }
 

@@ -96,6 +96,12 @@ impl Engine {
             .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
             .await
             .map_err(df_err)?;
+        // Typed as it runs: before type coercion a CASE has its first branch's type, not the
+        // supertype BigQuery gives it.
+        let plan = state
+            .analyzer()
+            .execute_and_check(plan, state.config_options(), |_, _| {})
+            .map_err(df_err)?;
         let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
         if dry_run {
             return Ok((schema, Vec::new()));

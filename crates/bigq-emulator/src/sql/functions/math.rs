@@ -882,6 +882,137 @@ fn range_bucket() -> ScalarUDF {
     })
 }
 
+/// `ROUND(x[, digits][, rounding_mode])`: INT64 rounds as FLOAT64, half away from zero;
+/// NUMERIC and BIGNUMERIC keep their type and take `ROUND_HALF_EVEN` too.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Round {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for Round {
+    fn name(&self) -> &str {
+        "round"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, types: &[DataType]) -> DfResult<Vec<DataType>> {
+        let Some(mut t) = types
+            .first()
+            .and_then(|t| supertype(std::slice::from_ref(t)))
+        else {
+            return plan_err!("No matching signature for function ROUND");
+        };
+        if t == DataType::Int64 {
+            t = DataType::Float64;
+        }
+        if types.len() == 3 && t == DataType::Float64 {
+            return plan_err!(
+                "ROUND with a rounding mode takes NUMERIC or BIGNUMERIC, not FLOAT64"
+            );
+        }
+        match types.len() {
+            1 => Ok(vec![t]),
+            2 => Ok(vec![t, DataType::Int64]),
+            3 => Ok(vec![t, DataType::Int64, DataType::Utf8]),
+            _ => plan_err!("ROUND takes 1 to 3 arguments"),
+        }
+    }
+
+    fn return_type(&self, types: &[DataType]) -> DfResult<DataType> {
+        Ok(types.first().cloned().unwrap_or(DataType::Float64))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let t = args.return_field.data_type().clone();
+        let s = scale(&t);
+        let (arrays, scalar) = arrays(&args.args, args.number_rows)?;
+        let xs = read(&arrays[0])?;
+        let ns = match arrays.get(1) {
+            Some(a) => read(a)?,
+            None => vec![Some(Num::I(0)); xs.len()],
+        };
+        let modes: Vec<Option<String>> = match arrays.get(2) {
+            Some(a) => {
+                let a = datafusion::arrow::compute::cast(a, &DataType::Utf8)?;
+                a.as_string::<i32>()
+                    .iter()
+                    .map(|m| m.map(str::to_string))
+                    .collect()
+            }
+            None => vec![Some("ROUND_HALF_AWAY_FROM_ZERO".into()); xs.len()],
+        };
+        let mut out = Vec::with_capacity(xs.len());
+        for ((x, n), mode) in xs.iter().zip(&ns).zip(&modes) {
+            let (Some(x), Some(Num::I(n)), Some(mode)) = (x, n, mode) else {
+                out.push(None);
+                continue;
+            };
+            let even = match mode.to_ascii_uppercase().as_str() {
+                "ROUND_HALF_EVEN" => true,
+                "ROUND_HALF_AWAY_FROM_ZERO" => false,
+                other => return exec_err!("ROUND: unknown rounding mode {other}"),
+            };
+            out.push(Some(match x {
+                Num::F(f) => {
+                    let n = (*n).clamp(-400, 400) as i32;
+                    let r = if n >= 0 {
+                        let p = 10f64.powi(n);
+                        if p.is_infinite() {
+                            *f
+                        } else {
+                            (f * p).round() / p
+                        }
+                    } else {
+                        let p = 10f64.powi(-n);
+                        (f / p).round() * p
+                    };
+                    if r.is_infinite() && f.is_finite() {
+                        return exec_err!("Floating point overflow in function: ROUND({f}, {n})");
+                    }
+                    Num::F(r)
+                }
+                Num::D(v) => {
+                    let drop = i64::from(s) - n;
+                    if drop <= 0 {
+                        Num::D(v.clone())
+                    } else {
+                        let unit = BigInt::from(10u8).pow(drop.min(200) as u32);
+                        let q = v / &unit;
+                        let r = v % &unit;
+                        let twice: BigInt = BigInt::from(r.magnitude().clone()) * 2;
+                        let up = twice > unit || (twice == unit && (!even || q.bit(0)));
+                        let step = if v.sign() == num_bigint::Sign::Minus {
+                            -1
+                        } else {
+                            1
+                        };
+                        let q = if up { q + step } else { q };
+                        let r = q * unit;
+                        if !fits(&r, &t) {
+                            return exec_err!(
+                                "numeric overflow in function: ROUND({})",
+                                show(x, s)
+                            );
+                        }
+                        Num::D(r)
+                    }
+                }
+                Num::I(i) => Num::I(*i),
+            }));
+        }
+        output(write(out, &t)?, scalar)
+    }
+}
+
+fn round() -> ScalarUDF {
+    ScalarUDF::new_from_impl(Round {
+        signature: Signature::user_defined(Volatility::Immutable),
+    })
+}
+
 /// `SAFE_ADD(a, b)` and the other `SAFE_` arithmetic functions as the operator's UDF under
 /// `SAFE.`, NULL where the operator raises.
 pub(crate) fn safe_arithmetic(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
@@ -968,6 +1099,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Math, &["IS_NAN(FLOAT64) -> BOOL"], is_nan),
     Function::udf(Family::Math, &["RANGE_BUCKET(INT64, ARRAY<INT64>) -> INT64", "RANGE_BUCKET(FLOAT64, ARRAY<FLOAT64>) -> INT64"], range_bucket),
     Function::rewrite(Family::Math, &["CEILING(FLOAT64) -> FLOAT64"], ceiling),
+    Function::udf(Family::Math, &["ROUND(FLOAT64[, INT64]) -> FLOAT64", "ROUND(INT64[, INT64]) -> FLOAT64", "ROUND(NUMERIC[, INT64]) -> NUMERIC", "ROUND(BIGNUMERIC[, INT64]) -> BIGNUMERIC", "ROUND(NUMERIC, INT64, STRING) -> NUMERIC"], round),
     Function::rewrite(Family::Math, &["GREATEST(T, T) -> T"], greatest_least),
     Function::rewrite(Family::Math, &["LEAST(T, T) -> T"], greatest_least),
 ];

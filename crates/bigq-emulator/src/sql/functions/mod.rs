@@ -19,6 +19,7 @@
 mod aggregate;
 mod approximate;
 mod array;
+mod bit;
 mod civil;
 mod conditional;
 mod date;
@@ -57,6 +58,7 @@ enum Family {
     Aggregate,
     Approximate,
     Array,
+    Bit,
     Conditional,
     Date,
     Datetime,
@@ -149,6 +151,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         aggregate::FUNCTIONS,
         approximate::FUNCTIONS,
         array::FUNCTIONS,
+        bit::FUNCTIONS,
         conditional::FUNCTIONS,
         date::FUNCTIONS,
         datetime::FUNCTIONS,

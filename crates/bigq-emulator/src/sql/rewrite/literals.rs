@@ -193,11 +193,68 @@ pub(super) fn value(v: &Value) -> Option<Expr> {
         | Value::TripleSingleQuotedRawStringLiteral(r)
         | Value::TripleDoubleQuotedRawStringLiteral(r) => Some(string(r)),
         Value::SingleQuotedByteStringLiteral(b) | Value::DoubleQuotedByteStringLiteral(b) => {
-            let hex: String = b.bytes().map(|x| format!("{x:02X}")).collect();
+            let hex: String = unescape_bytes(b)
+                .iter()
+                .map(|x| format!("{x:02X}"))
+                .collect();
             Some(Expr::value(Value::HexStringLiteral(hex)))
         }
+        // `0x1F` is an INT64 in GoogleSQL (DataFusion reads it as BYTES).
+        Value::HexStringLiteral(h) => i64::from_str_radix(h, 16)
+            .ok()
+            .map(|n| Expr::value(Value::Number(n.to_string(), false))),
         _ => None,
     }
+}
+
+/// The bytes of a bytes literal's text, its escapes (`\x05`, `\n`, `\101`, ...) read as
+/// GoogleSQL reads them (the tokenizer keeps them as written).
+fn unescape_bytes(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' || i + 1 >= b.len() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let c = b[i + 1];
+        let hex = |s: &[u8]| {
+            std::str::from_utf8(s)
+                .ok()
+                .and_then(|s| u8::from_str_radix(s, 16).ok())
+        };
+        let oct = |s: &[u8]| {
+            std::str::from_utf8(s)
+                .ok()
+                .and_then(|s| u8::from_str_radix(s, 8).ok())
+        };
+        match c {
+            b'x' | b'X' if i + 3 < b.len() && hex(&b[i + 2..i + 4]).is_some() => {
+                out.extend(hex(&b[i + 2..i + 4]));
+                i += 4;
+            }
+            b'0'..=b'7' if i + 3 < b.len() && oct(&b[i + 1..i + 4]).is_some() => {
+                out.extend(oct(&b[i + 1..i + 4]));
+                i += 4;
+            }
+            _ => {
+                out.push(match c {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    b'a' => 0x07,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'v' => 0x0b,
+                    other => other,
+                });
+                i += 2;
+            }
+        }
+    }
+    out
 }
 
 /// `STRUCT<a INT64, b STRING>(1, 'x')`: each value named and cast.

@@ -38,6 +38,28 @@ pub(super) fn division(left: &mut Expr, right: &mut Expr) -> Expr {
     call("bigq_divide", vec![l, r])
 }
 
+/// The bit operators as the UDFs that have BigQuery's INT64 and BYTES forms; `None` for
+/// any other operator.
+pub(super) fn bitwise(left: &mut Expr, op: &BinaryOperator, right: &mut Expr) -> Option<Expr> {
+    let name = match op {
+        BinaryOperator::BitwiseAnd => "bigq_bit_and",
+        BinaryOperator::BitwiseOr => "bigq_bit_or",
+        BinaryOperator::BitwiseXor => "bigq_bit_xor",
+        BinaryOperator::PGBitwiseShiftLeft => "bigq_shift_left",
+        BinaryOperator::PGBitwiseShiftRight => "bigq_shift_right",
+        _ => return None,
+    };
+    let l = std::mem::replace(left, Expr::value(Value::Null));
+    let r = std::mem::replace(right, Expr::value(Value::Null));
+    Some(call(name, vec![l, r]))
+}
+
+/// `~x` as the UDF that has BigQuery's INT64 and BYTES forms.
+pub(super) fn bitwise_not(expr: &mut Expr) -> Expr {
+    let x = std::mem::replace(expr, Expr::value(Value::Null));
+    call("bigq_bit_not", vec![x])
+}
+
 /// `x [NOT] IN UNNEST(array)` as `[NOT] array_has(array, x)`.
 pub(super) fn in_unnest(expr: &Expr, array_expr: &Expr, negated: bool) -> Expr {
     let has = call("array_has", vec![array_expr.clone(), expr.clone()]);

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    self, BinaryOperator, Expr, Query, TableFactor, Value, VisitMut, VisitorMut,
+    self, BinaryOperator, Expr, Query, TableFactor, UnaryOperator, Value, VisitMut, VisitorMut,
 };
 
 use super::{literals, operators, placeholders, result_names, tables, unnest};
@@ -105,6 +105,15 @@ impl Rewriter<'_> {
                 left,
                 right,
             } => *e = operators::division(left, right),
+            Expr::BinaryOp { left, op, right } => {
+                if let Some(call) = operators::bitwise(left, op, right) {
+                    *e = call;
+                }
+            }
+            Expr::UnaryOp {
+                op: UnaryOperator::BitwiseNot,
+                expr,
+            } => *e = operators::bitwise_not(expr),
             Expr::Value(v) => match &v.value {
                 Value::Placeholder(p) if p == "?" => {
                     let i = self.positional;
