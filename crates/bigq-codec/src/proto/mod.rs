@@ -1,9 +1,13 @@
-//! Rows for the BigQuery Storage Write API in protobuf, encoded straight from serde.
+//! Rows for the BigQuery Storage Write API in protobuf, both ways: encoded straight from
+//! serde, and decoded straight into Arrow.
 //!
 //! [`WriteSchema`] turns a table schema into the `DescriptorProto` the API takes as the writer
 //! schema; [`RowEncoder`] writes rows of any `T: Serialize` in that message's wire format,
 //! with no intermediate dynamic message. The async writer in `bigq` puts the rows into
-//! `AppendRowsRequest`s; everything here is sans-IO.
+//! `AppendRowsRequest`s. [`RowsDecoder`] is the other side, as the API receives them: any
+//! writer descriptor compiled against a table schema, serialized rows into a `RecordBatch`
+//! (the emulator's Storage Write server). Both go over one [`wire`] module; everything here
+//! is sans-IO.
 //!
 //! What each column takes (besides `Option` for NULL in a NULLABLE column):
 //!
@@ -27,6 +31,7 @@
 //!
 //! Types from chrono, jiff or time reach a column through their serde text.
 
+mod decode;
 mod schema;
 mod ser;
 pub mod wire;
@@ -34,5 +39,6 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use decode::{CompileError, DecodeError, RowsDecoder};
 pub use schema::{NumericEncoding, ProtoOptions, WriteSchema};
 pub use ser::RowEncoder;

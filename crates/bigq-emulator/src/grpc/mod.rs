@@ -8,7 +8,6 @@
 
 pub(crate) mod arrow;
 pub(crate) mod faults;
-pub(crate) mod proto_rows;
 pub(crate) mod read;
 mod router;
 mod service;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use arrow_ipc::reader::StreamReader;
+use bigq_codec::proto::{CompileError, DecodeError, RowsDecoder};
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use datafusion::arrow::array::{Array, new_null_array};
 use datafusion::arrow::compute::cast;
@@ -25,7 +26,6 @@ use pb::{
 use tonic::{Code, Status};
 
 use super::faults::Faults;
-use super::proto_rows::{CompileError, DecodeError, RowsDecoder};
 use super::service::status;
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
@@ -290,7 +290,7 @@ fn proto_batch(
                     CompileError::ExtraField(f) => extra_field(name, &f),
                     CompileError::Unsupported(m) => Failure {
                         code: Code::InvalidArgument,
-                        message: format!("{m} Entity: {name}"),
+                        message: format!("Unsupported by bigq-emulator: {m} Entity: {name}"),
                         row_errors: Vec::new(),
                     },
                 })?;

@@ -320,17 +320,12 @@ fn rows(range: std::ops::Range<i64>) -> Vec<Row> {
 
 /// The `id`s of encoded rows (field 1, a varint, first in each row).
 fn ids(rows: &[Vec<u8>]) -> Vec<i64> {
+    use bigq_codec::proto::wire::{Reader, VARINT};
     rows.iter()
         .map(|r| {
-            assert_eq!(r[0], 0x08, "field 1 as a varint");
-            let mut v = 0u64;
-            for (i, b) in r[1..].iter().enumerate() {
-                v |= ((b & 0x7f) as u64) << (7 * i);
-                if b & 0x80 == 0 {
-                    break;
-                }
-            }
-            v as i64
+            let mut r = Reader::new(r);
+            assert_eq!(r.key(), Ok((1, VARINT)), "field 1 as a varint");
+            r.varint().unwrap() as i64
         })
         .collect()
 }

@@ -899,15 +899,7 @@ fn encode_error(e: bigq_codec::CodecError) -> Error {
 
 /// Bytes of a row in `ProtoRows.serialized_rows`: key, length, row.
 fn framed(len: usize) -> usize {
-    1 + bigq_len_varint(len) + len
-}
-
-fn bigq_len_varint(len: usize) -> usize {
-    let mut n = 1;
-    while len >> (7 * n) != 0 {
-        n += 1;
-    }
-    n
+    1 + bigq_codec::proto::wire::varint_len(len as u64) + len
 }
 
 /// Commits finalized PENDING streams of one table together; returns the commit time.

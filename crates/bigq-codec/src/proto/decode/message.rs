@@ -1,44 +1,19 @@
-//! Protobuf rows as the Storage Write API receives them, decoded straight into Arrow.
-//!
-//! A [`RowsDecoder`] is compiled once per (writer `DescriptorProto`, table schema) pair and
-//! kept by the connection: each descriptor field is resolved to its table column (by name,
-//! case-insensitively) and each column gets a builder in the table's canonical Arrow layout
-//! (see `column`). Decoding a request then walks each serialized row once, with proto2
-//! semantics:
-//!
-//! - an absent field is NULL (an empty array if REPEATED; an error if REQUIRED), or the
-//!   column's default value where the request's `missing_value_interpretations` ask for it;
-//! - the last occurrence of a non-repeated field wins; repeated fields accumulate, packed or
-//!   not; fields the descriptor does not declare are skipped;
-//! - RECORD columns are nested messages, decoded by their own compiled message.
-//!
-//! Every BigQuery type takes its Storage Write encodings: INT64 from any integer type,
-//! FLOAT64 from double or float, BOOL, STRING, BYTES, NUMERIC/BIGNUMERIC as decimal text
-//! (`string`) or packed two's-complement (`bytes`), DATE as `int32` days, TIMESTAMP as
-//! `int64` microseconds, DATETIME/TIME as text or packed civil time (`int64`, see `civil`),
-//! JSON and GEOGRAPHY (WKT) as text.
-//!
-//! A row that does not fit is an error naming the row's column path and value; one bad row
-//! fails the whole request (nothing of it is appended), with an error for every bad row.
-
-mod civil;
-mod column;
-#[cfg(test)]
-pub(crate) mod legacy;
-#[cfg(test)]
-mod tests;
+//! One message type compiled against the columns it fills, and those columns: a message
+//! (the row, or a RECORD) holds its columns, and a RECORD column holds its message, so both
+//! live here.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use bigq_codec::schema::{FieldType, TableFieldSchema};
-use datafusion::arrow::array::builder::NullBufferBuilder;
-use datafusion::arrow::datatypes::{DataType, Fields, SchemaRef};
-use datafusion::arrow::record_batch::RecordBatch;
-use gcloud_sdk::prost_types::field_descriptor_proto::{Label, Type};
-use gcloud_sdk::prost_types::{DescriptorProto, FieldDescriptorProto};
+use arrow_array::{ArrayRef, ListArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, FieldRef, Fields};
+use prost_types::field_descriptor_proto::{Label, Type};
+use prost_types::{DescriptorProto, FieldDescriptorProto};
 
-use self::column::{Body, Column, Leaf};
-use bigq_codec::proto::wire::{LEN, Raw, Reader, is_packable, scalar, wire_type};
+use super::leaf::{Leaf, bad};
+use crate::proto::wire::{LEN, Raw, Reader, WireError, is_packable, scalar, wire_type};
+use crate::schema::{FieldMode, FieldType, TableFieldSchema};
 
 /// The nested message type a field names, looked up among `root`'s nested types by its
 /// last name segment (`.pkg.Row.Inner` and `Inner` both find `Inner`).
@@ -89,7 +64,7 @@ const DENSE: usize = 256;
 pub(crate) struct Msg {
     dense: Vec<Target>,
     sparse: HashMap<u64, Target>,
-    cols: Vec<Column>,
+    pub(crate) cols: Vec<Column>,
     slots: Vec<Slot>,
 }
 
@@ -116,7 +91,7 @@ fn message_columns(c: &TableFieldSchema) -> Option<Vec<TableFieldSchema>> {
 impl Msg {
     /// Compiles `desc` (nested types looked up in `root`) against `columns`, whose Arrow
     /// fields are `fields`. `prefix` is the dotted path of the enclosing RECORD.
-    fn compile(
+    pub(crate) fn compile(
         root: &DescriptorProto,
         desc: &DescriptorProto,
         columns: &[TableFieldSchema],
@@ -147,12 +122,8 @@ impl Msg {
                 let msg = Msg::compile(root, sub, &sub_columns, sub_fields, &format!("{path}."))?;
                 Body::Record(Box::new(msg), NullBufferBuilder::new(0))
             } else {
-                let leaf = Leaf::new(&c.field_type).ok_or_else(|| {
-                    format!(
-                        "{path}: Unsupported by bigq-emulator: type {}",
-                        c.field_type
-                    )
-                })?;
+                let leaf = Leaf::new(&c.field_type)
+                    .ok_or_else(|| format!("{path}: type {} is not supported", c.field_type))?;
                 Body::Leaf(leaf, NullBufferBuilder::new(0))
             };
             cols.push(Column::new(path, c.mode(), field.clone(), body));
@@ -230,7 +201,7 @@ impl Msg {
 
     /// Decodes one serialized message into the columns. `fill` (the row only) gives, per
     /// column, the text of the value an absent field takes instead of NULL.
-    fn decode(&mut self, bytes: &[u8], fill: &[Option<Box<str>>]) -> Result<(), String> {
+    pub(crate) fn decode(&mut self, bytes: &[u8], fill: &[Option<Box<str>>]) -> Result<(), String> {
         let Msg {
             dense,
             sparse,
@@ -262,9 +233,9 @@ impl Msg {
             // `Fail`).
             let column = &mut cols[col];
             if repeated && wire == LEN && is_packable(ty) {
-                let mut packed = Reader::new(r.len_delimited()?);
+                let mut packed = Reader::new(r.len_delimited().map_err(|e| column.at_wire(e))?);
                 while !packed.at_end() {
-                    let raw = scalar(&mut packed, ty)?;
+                    let raw = scalar(&mut packed, ty).map_err(|e| column.at_wire(e))?;
                     column.push_element(raw, ty)?;
                 }
                 continue;
@@ -272,7 +243,7 @@ impl Msg {
             if wire != wire_type(ty) {
                 return Err(wire_mismatch(name, wire));
             }
-            let raw = scalar(&mut r, ty)?;
+            let raw = scalar(&mut r, ty).map_err(|e| column.at_wire(e))?;
             if repeated {
                 column.push_element(raw, ty)?;
                 continue;
@@ -311,97 +282,167 @@ impl Msg {
     }
 }
 
-/// Why a request's rows were not decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecodeError {
-    /// Rows that do not fit the table: (row index, message naming the column and value).
-    Rows(Vec<(usize, String)>),
-    /// The rows decoded but do not make a batch of the table's schema (a bug).
-    Batch(String),
+/// A column's element values: a leaf, or a RECORD's own message with its NULLs.
+pub(crate) enum Body {
+    Leaf(Leaf, NullBufferBuilder),
+    Record(Box<Msg>, NullBufferBuilder),
 }
 
-/// A writer descriptor compiled against a table schema: serialized rows in, a
-/// [`RecordBatch`] in the table's Arrow schema out.
-pub struct RowsDecoder {
-    root: Msg,
-    schema: SchemaRef,
-    columns: Vec<TableFieldSchema>,
+/// One column of a message (the row, or a RECORD), in the table's Arrow layout.
+pub(crate) struct Column {
+    /// The dotted column path, for errors.
+    pub(crate) path: Box<str>,
+    pub(crate) mode: FieldMode,
+    /// The table's Arrow field for this column.
+    pub(crate) field: FieldRef,
+    pub(crate) body: Body,
+    /// REPEATED: the list offsets (starting at 0) and the element count.
+    offsets: Vec<i32>,
+    elements: i32,
 }
 
-impl std::fmt::Debug for RowsDecoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowsDecoder")
-            .field("schema", &self.schema)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Why a descriptor does not compile against a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CompileError {
-    /// A top-level descriptor field has no column of its name.
-    ExtraField(String),
-    /// The table has a column the decoder cannot fill.
-    Unsupported(String),
-}
-
-impl RowsDecoder {
-    /// Compiles the writer's `desc` for a table with BigQuery columns `columns` stored
-    /// as `schema`.
-    pub fn new(
-        desc: &DescriptorProto,
-        columns: &[TableFieldSchema],
-        schema: SchemaRef,
-    ) -> Result<RowsDecoder, CompileError> {
-        if let Some(extra) = desc.field.iter().find(|f| {
-            !columns
-                .iter()
-                .any(|c| c.name.eq_ignore_ascii_case(f.name()))
-        }) {
-            return Err(CompileError::ExtraField(extra.name().to_string()));
+impl Column {
+    pub(crate) fn new(path: String, mode: FieldMode, field: FieldRef, body: Body) -> Column {
+        Column {
+            path: path.into(),
+            mode,
+            field,
+            body,
+            offsets: vec![0],
+            elements: 0,
         }
-        let root = Msg::compile(desc, desc, columns, schema.fields(), "")
-            .map_err(CompileError::Unsupported)?;
-        Ok(RowsDecoder {
-            root,
-            schema,
-            columns: columns.to_vec(),
-        })
     }
 
-    /// Whether this decoder was compiled for a table of these columns.
-    pub fn is_for(&self, columns: &[TableFieldSchema], schema: &SchemaRef) -> bool {
-        (std::sync::Arc::ptr_eq(&self.schema, schema) || self.schema == *schema)
-            && self.columns == columns
+    pub(crate) fn is_repeated(&self) -> bool {
+        self.mode == FieldMode::Repeated
     }
 
-    /// Decodes `rows` into one batch. `fill` gives, per top-level column, the text value
-    /// an absent field takes (BigQuery's `DEFAULT_VALUE` interpretation); `None` or a
-    /// shorter slice means NULL. After an error the decoder must not be reused.
-    pub fn decode(
-        &mut self,
-        rows: &[Vec<u8>],
-        fill: &[Option<Box<str>>],
-    ) -> Result<RecordBatch, DecodeError> {
-        let mut errors = Vec::new();
-        for (i, row) in rows.iter().enumerate() {
-            if let Err(e) = self.root.decode(row, fill) {
-                errors.push((i, e));
+    fn at(&self, e: String) -> String {
+        format!("{}: {e}", self.path)
+    }
+
+    /// A value of this column that is not well-formed protobuf.
+    fn at_wire(&self, e: WireError) -> String {
+        format!("{}: {e}", self.path)
+    }
+
+    /// A RECORD value (one element if REPEATED): the nested message's bytes.
+    fn push_record(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
+        let Body::Record(msg, nulls) = &mut self.body else {
+            return Err(self.at(bad("record", raw)));
+        };
+        match (raw, proto) {
+            (Raw::Bytes(b), Type::Message) => {
+                msg.decode(b, &[])?;
+                nulls.append_non_null();
+                Ok(())
+            }
+            _ => Err(format!("{}: {}", self.path, bad("record", raw))),
+        }
+    }
+
+    /// The value of a present, non-repeated field.
+    #[inline]
+    pub(crate) fn push_value(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
+        match &mut self.body {
+            Body::Leaf(leaf, nulls) => {
+                if proto == Type::Message {
+                    return Err(format!(
+                        "{}: a message for a column of type {}",
+                        self.path,
+                        leaf.type_name()
+                    ));
+                }
+                leaf.push(raw, proto)
+                    .map_err(|e| format!("{}: {e}", self.path))?;
+                nulls.append_non_null();
+                Ok(())
+            }
+            Body::Record(..) => self.push_record(raw, proto),
+        }
+    }
+
+    /// One element of a REPEATED column.
+    #[inline]
+    pub(crate) fn push_element(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
+        self.push_value(raw, proto)?;
+        self.elements = self
+            .elements
+            .checked_add(1)
+            .ok_or_else(|| self.at("too many elements".into()))?;
+        Ok(())
+    }
+
+    /// The field is absent from the message: NULL, an empty array if REPEATED, an error
+    /// if REQUIRED.
+    pub(crate) fn push_absent(&mut self) -> Result<(), String> {
+        if self.mode == FieldMode::Required {
+            return Err(self.at("Missing required field.".into()));
+        }
+        self.push_null();
+        Ok(())
+    }
+
+    /// NULL (an empty array if REPEATED), also under a NULL record whatever the mode.
+    fn push_null(&mut self) {
+        if self.mode == FieldMode::Repeated {
+            self.offsets.push(self.elements);
+            return;
+        }
+        match &mut self.body {
+            Body::Leaf(leaf, nulls) => {
+                leaf.push_default();
+                nulls.append_null();
+            }
+            Body::Record(msg, nulls) => {
+                nulls.append_null();
+                for c in &mut msg.cols {
+                    c.push_null();
+                }
             }
         }
-        if !errors.is_empty() {
-            return Err(DecodeError::Rows(errors));
-        }
-        let arrays = self
-            .root
-            .cols
-            .iter_mut()
-            .map(Column::finish)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(DecodeError::Batch)?;
-        let options = datafusion::arrow::record_batch::RecordBatchOptions::new()
-            .with_row_count(Some(rows.len()));
-        RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)
-            .map_err(|e| DecodeError::Batch(e.to_string()))
+    }
+
+    /// Closes the row's array (REPEATED).
+    #[inline]
+    pub(crate) fn end_list(&mut self) {
+        self.offsets.push(self.elements);
+    }
+
+    /// The column's values so far; the builders start over.
+    pub(crate) fn finish(&mut self) -> Result<ArrayRef, String> {
+        let at = |e: String| format!("{}: {e}", self.path);
+        let (item, element_type) = match self.field.data_type() {
+            DataType::List(item) => (Some(item.clone()), item.data_type().clone()),
+            t => (None, t.clone()),
+        };
+        let values: ArrayRef = match &mut self.body {
+            Body::Leaf(leaf, nulls) => leaf.finish(&element_type, nulls.finish()).map_err(at)?,
+            Body::Record(msg, nulls) => {
+                let DataType::Struct(fields) = &element_type else {
+                    return Err(at(format!("RECORD stored as {element_type}")));
+                };
+                let children = msg
+                    .cols
+                    .iter_mut()
+                    .map(Column::finish)
+                    .collect::<Result<Vec<_>, _>>()?;
+                Arc::new(
+                    StructArray::try_new(fields.clone(), children, nulls.finish())
+                        .map_err(|e| at(e.to_string()))?,
+                )
+            }
+        };
+        let Some(item) = item else {
+            return Ok(values);
+        };
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
+            &mut self.offsets,
+            vec![0],
+        )));
+        self.elements = 0;
+        Ok(Arc::new(
+            ListArray::try_new(item, offsets, values, None).map_err(|e| at(e.to_string()))?,
+        ))
     }
 }

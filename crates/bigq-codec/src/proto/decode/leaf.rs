@@ -1,5 +1,5 @@
-//! Column builders: each table column gathers its values straight into Arrow buffers in the
-//! table's canonical layout, converting each protobuf scalar by the column's BigQuery type.
+//! Leaf column builders: each leaf (non-RECORD) column gathers its values straight into Arrow
+//! buffers in the table's layout, converting each protobuf scalar by the column's BigQuery type.
 //!
 //! The conversions are those `tabledata.insertAll` applies to the JSON value of the same
 //! scalar (so a proto row and a JSON row with the same values store the same data), plus the
@@ -12,24 +12,21 @@ use std::fmt::Write as _;
 use std::mem::take;
 use std::sync::Arc;
 
-use bigq_codec::schema::{FieldMode, FieldType};
-use bigq_codec::value::text::{self, MAX_DATE, MICROS_PER_DAY, MIN_DATE};
-use datafusion::arrow::array::builder::{BooleanBufferBuilder, NullBufferBuilder};
-use datafusion::arrow::array::{
+use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Decimal256Array,
-    Float64Array, Int64Array, ListArray, StringArray, StructArray, Time64MicrosecondArray,
-    TimestampMicrosecondArray,
+    Float64Array, Int64Array, StringArray, Time64MicrosecondArray, TimestampMicrosecondArray,
 };
-use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use datafusion::arrow::datatypes::{DataType, FieldRef, i256};
-use gcloud_sdk::prost_types::field_descriptor_proto::Type;
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer, i256};
+use arrow_schema::{ArrowError, DataType};
+use prost_types::field_descriptor_proto::Type;
 
-use super::Msg;
 use super::civil;
-use bigq_codec::proto::wire::Raw;
+use crate::proto::wire::Raw;
+use crate::schema::FieldType;
+use crate::value::text::{self, MAX_DATE, MICROS_PER_DAY, MIN_DATE};
 
 /// The values of one leaf (non-RECORD) column, by BigQuery type.
-pub(super) enum Leaf {
+pub(crate) enum Leaf {
     Int64(Vec<i64>),
     Float64(Vec<f64>),
     Bool(BooleanBufferBuilder),
@@ -52,7 +49,7 @@ pub(super) enum Leaf {
     Timestamp(Vec<i64>),
 }
 
-fn bad(what: &str, raw: Raw<'_>) -> String {
+pub(crate) fn bad(what: &str, raw: Raw<'_>) -> String {
     let shown = match raw {
         Raw::Int(v) => v.to_string(),
         Raw::UInt(v) => v.to_string(),
@@ -234,7 +231,7 @@ fn push_text(offsets: &mut Vec<i32>, data: &mut Vec<u8>, s: &[u8]) -> Result<(),
 
 impl Leaf {
     /// Empty values for a BigQuery type (RECORD is not a leaf).
-    pub(super) fn new(t: &FieldType) -> Option<Leaf> {
+    pub(crate) fn new(t: &FieldType) -> Option<Leaf> {
         let text = |json, geography| Leaf::Text {
             offsets: vec![0],
             data: Vec::new(),
@@ -264,7 +261,7 @@ impl Leaf {
 
     /// Appends one value of protobuf type `proto`, converted to the column's type.
     #[inline]
-    fn push(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
+    pub(crate) fn push(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
         match self {
             Leaf::Int64(v) => v.push(int64_of(raw)?),
             Leaf::Float64(v) => v.push(float64_of(raw)?),
@@ -305,7 +302,7 @@ impl Leaf {
     }
 
     /// Appends a placeholder under a NULL.
-    fn push_default(&mut self) {
+    pub(crate) fn push_default(&mut self) {
         match self {
             Leaf::Int64(v) | Leaf::Time(v) | Leaf::DateTime(v) | Leaf::Timestamp(v) => v.push(0),
             Leaf::Float64(v) => v.push(0.0),
@@ -320,12 +317,12 @@ impl Leaf {
     }
 
     /// The values so far as an array of type `t`; the builder starts over.
-    fn finish(
+    pub(crate) fn finish(
         &mut self,
         t: &DataType,
-        nulls: Option<datafusion::arrow::buffer::NullBuffer>,
+        nulls: Option<NullBuffer>,
     ) -> Result<ArrayRef, String> {
-        let e = |e: datafusion::arrow::error::ArrowError| e.to_string();
+        let e = |e: ArrowError| e.to_string();
         let bytes = |offsets: &mut Vec<i32>, data: &mut Vec<u8>| {
             let o = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
             (o, Buffer::from_vec(take(data)))
@@ -371,182 +368,25 @@ impl Leaf {
     }
 }
 
-/// A column's element values: a leaf, or a RECORD's own message with its NULLs.
-pub(super) enum Body {
-    Leaf(Leaf, NullBufferBuilder),
-    Record(Box<Msg>, NullBufferBuilder),
-}
-
-/// One column of a message (the row, or a RECORD), in the table's Arrow layout.
-pub(super) struct Column {
-    /// The dotted column path, for errors.
-    pub(super) path: Box<str>,
-    pub(super) mode: FieldMode,
-    /// The table's Arrow field for this column.
-    pub(super) field: FieldRef,
-    pub(super) body: Body,
-    /// REPEATED: the list offsets (starting at 0) and the element count.
-    offsets: Vec<i32>,
-    elements: i32,
-}
-
-impl Column {
-    pub(super) fn new(path: String, mode: FieldMode, field: FieldRef, body: Body) -> Column {
-        Column {
-            path: path.into(),
-            mode,
-            field,
-            body,
-            offsets: vec![0],
-            elements: 0,
+impl Leaf {
+    /// The column's BigQuery type name, for errors.
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Leaf::Int64(_) => "INT64",
+            Leaf::Float64(_) => "FLOAT64",
+            Leaf::Bool(_) => "BOOL",
+            Leaf::Text { json: true, .. } => "JSON",
+            Leaf::Text {
+                geography: true, ..
+            } => "GEOGRAPHY",
+            Leaf::Text { .. } => "STRING",
+            Leaf::Bytes { .. } => "BYTES",
+            Leaf::Numeric(_) => "NUMERIC",
+            Leaf::BigNumeric(_) => "BIGNUMERIC",
+            Leaf::Date(_) => "DATE",
+            Leaf::Time(_) => "TIME",
+            Leaf::DateTime(_) => "DATETIME",
+            Leaf::Timestamp(_) => "TIMESTAMP",
         }
-    }
-
-    pub(super) fn is_repeated(&self) -> bool {
-        self.mode == FieldMode::Repeated
-    }
-
-    fn at(&self, e: String) -> String {
-        format!("{}: {e}", self.path)
-    }
-
-    /// A RECORD value (one element if REPEATED): the nested message's bytes.
-    fn push_record(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
-        let Body::Record(msg, nulls) = &mut self.body else {
-            return Err(self.at(bad("record", raw)));
-        };
-        match (raw, proto) {
-            (Raw::Bytes(b), Type::Message) => {
-                msg.decode(b, &[])?;
-                nulls.append_non_null();
-                Ok(())
-            }
-            _ => Err(format!("{}: {}", self.path, bad("record", raw))),
-        }
-    }
-
-    /// The value of a present, non-repeated field.
-    #[inline]
-    pub(super) fn push_value(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
-        match &mut self.body {
-            Body::Leaf(leaf, nulls) => {
-                if proto == Type::Message {
-                    return Err(format!(
-                        "{}: a message for a column of type {}",
-                        self.path,
-                        leaf_type_name(leaf)
-                    ));
-                }
-                leaf.push(raw, proto)
-                    .map_err(|e| format!("{}: {e}", self.path))?;
-                nulls.append_non_null();
-                Ok(())
-            }
-            Body::Record(..) => self.push_record(raw, proto),
-        }
-    }
-
-    /// One element of a REPEATED column.
-    #[inline]
-    pub(super) fn push_element(&mut self, raw: Raw<'_>, proto: Type) -> Result<(), String> {
-        self.push_value(raw, proto)?;
-        self.elements = self
-            .elements
-            .checked_add(1)
-            .ok_or_else(|| self.at("too many elements".into()))?;
-        Ok(())
-    }
-
-    /// The field is absent from the message: NULL, an empty array if REPEATED, an error
-    /// if REQUIRED.
-    pub(super) fn push_absent(&mut self) -> Result<(), String> {
-        if self.mode == FieldMode::Required {
-            return Err(self.at("Missing required field.".into()));
-        }
-        self.push_null();
-        Ok(())
-    }
-
-    /// NULL (an empty array if REPEATED), also under a NULL record whatever the mode.
-    fn push_null(&mut self) {
-        if self.mode == FieldMode::Repeated {
-            self.offsets.push(self.elements);
-            return;
-        }
-        match &mut self.body {
-            Body::Leaf(leaf, nulls) => {
-                leaf.push_default();
-                nulls.append_null();
-            }
-            Body::Record(msg, nulls) => {
-                nulls.append_null();
-                for c in &mut msg.cols {
-                    c.push_null();
-                }
-            }
-        }
-    }
-
-    /// Closes the row's array (REPEATED).
-    #[inline]
-    pub(super) fn end_list(&mut self) {
-        self.offsets.push(self.elements);
-    }
-
-    /// The column's values so far; the builders start over.
-    pub(super) fn finish(&mut self) -> Result<ArrayRef, String> {
-        let at = |e: String| format!("{}: {e}", self.path);
-        let (item, element_type) = match self.field.data_type() {
-            DataType::List(item) => (Some(item.clone()), item.data_type().clone()),
-            t => (None, t.clone()),
-        };
-        let values: ArrayRef = match &mut self.body {
-            Body::Leaf(leaf, nulls) => leaf.finish(&element_type, nulls.finish()).map_err(at)?,
-            Body::Record(msg, nulls) => {
-                let DataType::Struct(fields) = &element_type else {
-                    return Err(at(format!("RECORD stored as {element_type}")));
-                };
-                let children = msg
-                    .cols
-                    .iter_mut()
-                    .map(Column::finish)
-                    .collect::<Result<Vec<_>, _>>()?;
-                Arc::new(
-                    StructArray::try_new(fields.clone(), children, nulls.finish())
-                        .map_err(|e| at(e.to_string()))?,
-                )
-            }
-        };
-        let Some(item) = item else {
-            return Ok(values);
-        };
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
-            &mut self.offsets,
-            vec![0],
-        )));
-        self.elements = 0;
-        Ok(Arc::new(
-            ListArray::try_new(item, offsets, values, None).map_err(|e| at(e.to_string()))?,
-        ))
-    }
-}
-
-fn leaf_type_name(leaf: &Leaf) -> &'static str {
-    match leaf {
-        Leaf::Int64(_) => "INT64",
-        Leaf::Float64(_) => "FLOAT64",
-        Leaf::Bool(_) => "BOOL",
-        Leaf::Text { json: true, .. } => "JSON",
-        Leaf::Text {
-            geography: true, ..
-        } => "GEOGRAPHY",
-        Leaf::Text { .. } => "STRING",
-        Leaf::Bytes { .. } => "BYTES",
-        Leaf::Numeric(_) => "NUMERIC",
-        Leaf::BigNumeric(_) => "BIGNUMERIC",
-        Leaf::Date(_) => "DATE",
-        Leaf::Time(_) => "TIME",
-        Leaf::DateTime(_) => "DATETIME",
-        Leaf::Timestamp(_) => "TIMESTAMP",
     }
 }

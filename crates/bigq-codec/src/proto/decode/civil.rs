@@ -8,7 +8,7 @@
 //!
 //! Decoding checks every field's range and that no bit outside the layout is set.
 
-use bigq_codec::value::text::{MICROS_PER_DAY, days_from_civil};
+use crate::value::text::{MICROS_PER_DAY, days_from_civil};
 
 const MICRO_BITS: u32 = 20;
 /// TIME uses the low 37 bits; DATETIME the low 60.
@@ -24,7 +24,7 @@ fn time_of(bits: u64) -> Option<i64> {
 }
 
 /// A packed TIME as microseconds since midnight, or `None` if it is not a valid one.
-pub(super) fn decode_time(v: i64) -> Option<i64> {
+pub(crate) fn decode_time(v: i64) -> Option<i64> {
     let v = u64::try_from(v).ok()?;
     if v >> TIME_BITS != 0 {
         return None;
@@ -34,7 +34,7 @@ pub(super) fn decode_time(v: i64) -> Option<i64> {
 
 /// A packed DATETIME as microseconds since 1970-01-01T00:00:00, or `None` if it is not a
 /// valid one (years 1 to 9999, real calendar days).
-pub(super) fn decode_datetime(v: i64) -> Option<i64> {
+pub(crate) fn decode_datetime(v: i64) -> Option<i64> {
     let v = u64::try_from(v).ok()?;
     if v >> DATETIME_BITS != 0 {
         return None;
@@ -61,20 +61,20 @@ pub(super) fn decode_datetime(v: i64) -> Option<i64> {
 
 /// The packed TIME of `h:m:s.micros` (for tests and examples).
 #[cfg(test)]
-pub(super) fn encode_time(h: u64, m: u64, s: u64, micros: u64) -> i64 {
+pub(crate) fn encode_time(h: u64, m: u64, s: u64, micros: u64) -> i64 {
     ((h << 12 | m << 6 | s) << MICRO_BITS | micros) as i64
 }
 
 /// The packed DATETIME of `y-mo-d h:m:s.micros` (for tests and examples).
 #[cfg(test)]
-pub(super) fn encode_datetime(y: u64, mo: u64, d: u64, h: u64, m: u64, s: u64, us: u64) -> i64 {
+pub(crate) fn encode_datetime(y: u64, mo: u64, d: u64, h: u64, m: u64, s: u64, us: u64) -> i64 {
     ((y << 9 | mo << 5 | d) << TIME_BITS) as i64 | encode_time(h, m, s, us)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bigq_codec::value::text::{parse_datetime, parse_time};
+    use crate::value::text::{parse_datetime, parse_time};
 
     #[test]
     fn packed_civil_times_decode_to_micros() {
