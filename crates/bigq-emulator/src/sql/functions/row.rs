@@ -219,8 +219,10 @@ impl RowUdf {
     /// params it is taken as.
     fn matching(&self, types: &[DataType]) -> Option<(&Shape, Vec<&Param>)> {
         for loose in [false, true] {
-            for s in &self.shapes {
-                let params: Vec<&Param> = if self.variadic && types.len() > s.params.len() {
+            for (k, s) in self.shapes.iter().enumerate() {
+                // Only the longest argument list repeats its last parameter.
+                let last = k + 1 == self.shapes.len();
+                let params: Vec<&Param> = if self.variadic && last && types.len() > s.params.len() {
                     match s.params.last() {
                         Some(last) => s
                             .params
