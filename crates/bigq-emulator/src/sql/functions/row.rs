@@ -2,8 +2,6 @@
 //! (the same text the registry lists) choose the argument coercions and the result type, and
 //! a function of one row's values gives that row's result.
 
-#![allow(dead_code)]
-
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -17,10 +15,9 @@ use datafusion::logical_expr::{
 use super::udf::arrays;
 
 /// What an evaluation knows beyond the row's values: the argument fields (their types and
-/// tags) and the result type.
+/// tags).
 pub(crate) struct Call<'a> {
     pub(crate) fields: &'a [FieldRef],
-    pub(crate) ret: &'a DataType,
 }
 
 /// One row's result from its values.
@@ -324,7 +321,6 @@ impl ScalarUDFImpl for RowUdf {
         };
         let cx = Call {
             fields: &call.arg_fields,
-            ret: &ret,
         };
         let mut out = Vec::with_capacity(rows);
         let mut values = Vec::with_capacity(columns.len());
@@ -361,11 +357,6 @@ impl ScalarUDFImpl for RowUdf {
 /// A UDF named `signatures`' name (lower-case), strict in NULLs.
 pub(crate) fn udf(signatures: &'static [&'static str], eval: Eval) -> ScalarUDF {
     build(signatures, eval, true, false, Volatility::Immutable)
-}
-
-/// A UDF that sees its NULL arguments.
-pub(crate) fn udf_nulls(signatures: &'static [&'static str], eval: Eval) -> ScalarUDF {
-    build(signatures, eval, false, false, Volatility::Immutable)
 }
 
 /// A UDF whose last parameter repeats, strict or not in NULLs.
