@@ -36,6 +36,12 @@ const EDIT_DISTANCE: &[&str] = &[
 const FROM_BASE32: &[&str] = &["FROM_BASE32(STRING) -> BYTES"];
 const FROM_BASE64: &[&str] = &["FROM_BASE64(STRING) -> BYTES"];
 const FROM_HEX: &[&str] = &["FROM_HEX(STRING) -> BYTES"];
+const INSTR: &[&str] = &[
+    "INSTR(STRING, STRING[, INT64]) -> INT64",
+    "INSTR(STRING, STRING, INT64, INT64) -> INT64",
+    "INSTR(BYTES, BYTES[, INT64]) -> INT64",
+    "INSTR(BYTES, BYTES, INT64, INT64) -> INT64",
+];
 const NORMALIZE: &[&str] = &["bigq_normalize(STRING, STRING) -> STRING"];
 const NORMALIZE_AND_CASEFOLD: &[&str] = &["bigq_normalize_and_casefold(STRING, STRING) -> STRING"];
 const SAFE_CONVERT_BYTES_TO_STRING: &[&str] = &["SAFE_CONVERT_BYTES_TO_STRING(BYTES) -> STRING"];
@@ -67,6 +73,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, FROM_BASE32, || udf(FROM_BASE32, codec::from_base32)),
     Function::udf(Family::String, FROM_BASE64, || udf(FROM_BASE64, codec::from_base64)),
     Function::udf(Family::String, FROM_HEX, || udf(FROM_HEX, codec::from_hex)),
+    Function::udf(Family::String, INSTR, || udf(INSTR, text::instr)),
     Function::rewrite(Family::String, &["NORMALIZE(STRING) -> STRING"], text::normalize_call),
     Function::rewrite(Family::String, &["NORMALIZE_AND_CASEFOLD(STRING) -> STRING"], text::normalize_call),
     Function::udf(Family::String, NORMALIZE, || udf(NORMALIZE, text::normalize)),

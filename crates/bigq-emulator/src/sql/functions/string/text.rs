@@ -187,3 +187,63 @@ pub(super) fn normalize_call(name: &str, f: &ast::Function) -> BqResult<Option<E
         args,
     )))
 }
+
+/// The 1-based index of the `occ`-th `sub` in `s` from `pos` (backwards when negative),
+/// overlapping matches counted; 0 when there is none.
+fn find_nth<T: PartialEq>(s: &[T], sub: &[T], pos: i64, occ: i64) -> i64 {
+    let (n, m) = (s.len() as i64, sub.len() as i64);
+    let at = |i: i64| s[i as usize..(i + m) as usize] == *sub;
+    let mut seen = 0;
+    if pos > 0 {
+        let mut i = pos - 1;
+        while i + m <= n {
+            if at(i) {
+                seen += 1;
+                if seen == occ {
+                    return i + 1;
+                }
+            }
+            i += 1;
+        }
+    } else {
+        let mut i = (n + pos).min(n - m);
+        while i >= 0 {
+            if at(i) {
+                seen += 1;
+                if seen == occ {
+                    return i + 1;
+                }
+            }
+            i -= 1;
+        }
+    }
+    0
+}
+
+pub(super) fn instr(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    let pos = a.get(2).and_then(int).unwrap_or(1);
+    let occ = a.get(3).and_then(int).unwrap_or(1);
+    if pos == 0 {
+        return Err(fail("INSTR", "the position must not be 0"));
+    }
+    if occ <= 0 {
+        return Err(fail(
+            "INSTR",
+            format!("the occurrence must be positive, got {occ}"),
+        ));
+    }
+    let r = match (text(&a[0]), text(&a[1])) {
+        (Some(x), Some(y)) => {
+            let x: Vec<char> = x.chars().collect();
+            let y: Vec<char> = y.chars().collect();
+            find_nth(&x, &y, pos, occ)
+        }
+        _ => find_nth(
+            bytes(&a[0]).unwrap_or_default(),
+            bytes(&a[1]).unwrap_or_default(),
+            pos,
+            occ,
+        ),
+    };
+    Ok(int_value(r))
+}
