@@ -2,8 +2,6 @@
 //! (the same text the registry lists) choose the argument coercions and the result type, and
 //! a function of one row's values gives that row's result.
 
-#![allow(dead_code)]
-
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -17,10 +15,9 @@ use datafusion::logical_expr::{
 use super::udf::arrays;
 
 /// What an evaluation knows beyond the row's values: the argument fields (their types and
-/// tags) and the result type.
+/// tags).
 pub(crate) struct Call<'a> {
     pub(crate) fields: &'a [FieldRef],
-    pub(crate) ret: &'a DataType,
 }
 
 /// One row's result from its values.
@@ -219,8 +216,10 @@ impl RowUdf {
     /// params it is taken as.
     fn matching(&self, types: &[DataType]) -> Option<(&Shape, Vec<&Param>)> {
         for loose in [false, true] {
-            for s in &self.shapes {
-                let params: Vec<&Param> = if self.variadic && types.len() > s.params.len() {
+            for (k, s) in self.shapes.iter().enumerate() {
+                // Only the longest argument list repeats its last parameter.
+                let last = k + 1 == self.shapes.len();
+                let params: Vec<&Param> = if self.variadic && last && types.len() > s.params.len() {
                     match s.params.last() {
                         Some(last) => s
                             .params
@@ -322,7 +321,6 @@ impl ScalarUDFImpl for RowUdf {
         };
         let cx = Call {
             fields: &call.arg_fields,
-            ret: &ret,
         };
         let mut out = Vec::with_capacity(rows);
         let mut values = Vec::with_capacity(columns.len());
@@ -359,11 +357,6 @@ impl ScalarUDFImpl for RowUdf {
 /// A UDF named `signatures`' name (lower-case), strict in NULLs.
 pub(crate) fn udf(signatures: &'static [&'static str], eval: Eval) -> ScalarUDF {
     build(signatures, eval, true, false, Volatility::Immutable)
-}
-
-/// A UDF that sees its NULL arguments.
-pub(crate) fn udf_nulls(signatures: &'static [&'static str], eval: Eval) -> ScalarUDF {
-    build(signatures, eval, false, false, Volatility::Immutable)
 }
 
 /// A UDF whose last parameter repeats, strict or not in NULLs.

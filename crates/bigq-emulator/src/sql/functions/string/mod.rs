@@ -1,0 +1,91 @@
+//! String functions: those DataFusion spells otherwise (`FROM_HEX`, `REGEXP_CONTAINS`), and
+//! UDFs for the ones it lacks or gives other semantics, one file per theme.
+
+mod codec;
+mod format;
+mod text;
+
+use datafusion::sql::sqlparser::ast::{self, Expr};
+
+use super::row::{udf, udf_variadic};
+use super::{Family, Function};
+use crate::error::BqResult;
+use crate::sql::ast::{call, function_args};
+
+/// `REGEXP_CONTAINS(text, regex)` as `regexp_like`.
+pub(crate) fn regexp_contains(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    Ok(function_args(f).map(|args| call("regexp_like", args)))
+}
+
+const ASCII: &[&str] = &["ASCII(STRING) -> INT64", "ASCII(BYTES) -> INT64"];
+const BYTE_LENGTH: &[&str] = &[
+    "BYTE_LENGTH(STRING) -> INT64",
+    "BYTE_LENGTH(BYTES) -> INT64",
+];
+const OCTET_LENGTH: &[&str] = &[
+    "OCTET_LENGTH(STRING) -> INT64",
+    "OCTET_LENGTH(BYTES) -> INT64",
+];
+const CHR: &[&str] = &["CHR(INT64) -> STRING"];
+const CODE_POINTS_TO_BYTES: &[&str] = &["CODE_POINTS_TO_BYTES(ARRAY<INT64>) -> BYTES"];
+const CODE_POINTS_TO_STRING: &[&str] = &["CODE_POINTS_TO_STRING(ARRAY<INT64>) -> STRING"];
+const EDIT_DISTANCE: &[&str] = &[
+    "EDIT_DISTANCE(STRING, STRING[, INT64]) -> INT64",
+    "EDIT_DISTANCE(BYTES, BYTES[, INT64]) -> INT64",
+];
+const FROM_BASE32: &[&str] = &["FROM_BASE32(STRING) -> BYTES"];
+const FROM_BASE64: &[&str] = &["FROM_BASE64(STRING) -> BYTES"];
+const FROM_HEX: &[&str] = &["FROM_HEX(STRING) -> BYTES"];
+const INSTR: &[&str] = &[
+    "INSTR(STRING, STRING[, INT64]) -> INT64",
+    "INSTR(STRING, STRING, INT64, INT64) -> INT64",
+    "INSTR(BYTES, BYTES[, INT64]) -> INT64",
+    "INSTR(BYTES, BYTES, INT64, INT64) -> INT64",
+];
+const NORMALIZE: &[&str] = &["bigq_normalize(STRING, STRING) -> STRING"];
+const NORMALIZE_AND_CASEFOLD: &[&str] = &["bigq_normalize_and_casefold(STRING, STRING) -> STRING"];
+const SAFE_CONVERT_BYTES_TO_STRING: &[&str] = &["SAFE_CONVERT_BYTES_TO_STRING(BYTES) -> STRING"];
+const SOUNDEX: &[&str] = &["SOUNDEX(STRING) -> STRING"];
+const SPLIT: &[&str] = &[
+    "SPLIT(STRING[, STRING]) -> ARRAY<STRING>",
+    "SPLIT(BYTES, BYTES) -> ARRAY<BYTES>",
+];
+const TO_BASE32: &[&str] = &["TO_BASE32(BYTES) -> STRING"];
+const TO_BASE64: &[&str] = &["TO_BASE64(BYTES) -> STRING"];
+const TO_CODE_POINTS: &[&str] = &[
+    "TO_CODE_POINTS(STRING) -> ARRAY<INT64>",
+    "TO_CODE_POINTS(BYTES) -> ARRAY<INT64>",
+];
+const TO_HEX: &[&str] = &["TO_HEX(BYTES) -> STRING"];
+const UNICODE: &[&str] = &["UNICODE(STRING) -> INT64"];
+const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
+
+/// The functions this file makes, for the registry.
+#[rustfmt::skip]
+pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::String, ASCII, || udf(ASCII, codec::ascii)),
+    Function::udf(Family::String, BYTE_LENGTH, || udf(BYTE_LENGTH, codec::byte_length)),
+    Function::udf(Family::String, OCTET_LENGTH, || udf(OCTET_LENGTH, codec::byte_length)),
+    Function::udf(Family::String, CHR, || udf(CHR, codec::chr)),
+    Function::udf(Family::String, CODE_POINTS_TO_BYTES, || udf(CODE_POINTS_TO_BYTES, codec::code_points_to_bytes)),
+    Function::udf(Family::String, CODE_POINTS_TO_STRING, || udf(CODE_POINTS_TO_STRING, codec::code_points_to_string)),
+    Function::udf(Family::String, EDIT_DISTANCE, || udf(EDIT_DISTANCE, text::edit_distance)),
+    Function::udf(Family::String, FROM_BASE32, || udf(FROM_BASE32, codec::from_base32)),
+    Function::udf(Family::String, FROM_BASE64, || udf(FROM_BASE64, codec::from_base64)),
+    Function::udf(Family::String, FROM_HEX, || udf(FROM_HEX, codec::from_hex)),
+    Function::udf(Family::String, INSTR, || udf(INSTR, text::instr)),
+    Function::rewrite(Family::String, &["NORMALIZE(STRING) -> STRING"], text::normalize_call),
+    Function::rewrite(Family::String, &["NORMALIZE_AND_CASEFOLD(STRING) -> STRING"], text::normalize_call),
+    Function::udf(Family::String, NORMALIZE, || udf(NORMALIZE, text::normalize)),
+    Function::udf(Family::String, NORMALIZE_AND_CASEFOLD, || udf(NORMALIZE_AND_CASEFOLD, text::normalize_and_casefold)),
+    Function::udf(Family::String, SAFE_CONVERT_BYTES_TO_STRING, || udf(SAFE_CONVERT_BYTES_TO_STRING, codec::safe_convert_bytes_to_string)),
+    Function::udf(Family::String, SOUNDEX, || udf(SOUNDEX, text::soundex)),
+    Function::udf(Family::String, SPLIT, || udf(SPLIT, text::split)),
+    Function::udf(Family::String, TO_BASE32, || udf(TO_BASE32, codec::to_base32)),
+    Function::udf(Family::String, TO_BASE64, || udf(TO_BASE64, codec::to_base64)),
+    Function::udf(Family::String, TO_CODE_POINTS, || udf(TO_CODE_POINTS, codec::to_code_points)),
+    Function::udf(Family::String, TO_HEX, || udf(TO_HEX, codec::to_hex)),
+    Function::udf(Family::String, UNICODE, || udf(UNICODE, codec::unicode)),
+    Function::udf(Family::String, FORMAT, || udf_variadic(FORMAT, format::format, false)),
+    Function::rewrite(Family::String, &["REGEXP_CONTAINS(STRING, STRING) -> BOOL"], regexp_contains),
+];
