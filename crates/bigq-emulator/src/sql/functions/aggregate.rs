@@ -7,7 +7,7 @@ use datafusion::sql::sqlparser::ast::{
     OrderByExpr, Value,
 };
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, function_args, number, string};
 

@@ -23,7 +23,7 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast::{self, Expr, OrderByExpr};
 
 use super::aggregate::{aggregate, arguments, not_null};
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
 

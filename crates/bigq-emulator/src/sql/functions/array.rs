@@ -21,7 +21,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, cast, function_args, string};
 use crate::sql::parse::parse;

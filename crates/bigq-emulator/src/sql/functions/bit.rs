@@ -10,7 +10,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 
 /// What a bit UDF does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -16,7 +16,7 @@ use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, V, check_date, date_of_days, days_of_date, err, is,
     is_ts, typed, zone_arg,
 };
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, cast, function_args, function_name, string};
 

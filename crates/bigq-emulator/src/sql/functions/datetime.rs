@@ -11,7 +11,7 @@ use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg,
 };
 use super::date::{add_or_sub, current, diff_in_part, trunc};
-use super::{Family, Function};
+use super::registry::{Family, Function};
 
 /// `DATETIME(y, mo, d, h, mi, s)`, `DATETIME(date[, time])`, `DATETIME(timestamp[, zone])`,
 /// `DATETIME(datetime)`.

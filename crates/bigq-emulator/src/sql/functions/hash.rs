@@ -8,8 +8,8 @@ use md5::Md5;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
 
+use super::registry::{Family, Function};
 use super::row::{Call, bytes, bytes_value, int_value, text, udf};
-use super::{Family, Function};
 
 /// The bytes a hash reads: a STRING's UTF-8, or the BYTES.
 fn input(v: &ScalarValue) -> &[u8] {

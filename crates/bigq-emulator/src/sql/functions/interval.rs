@@ -24,8 +24,8 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use super::civil::{max_micros, min_micros};
+use super::registry::{Family, Function};
 use super::udf::{arrays, result};
-use super::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, cast, number};
 

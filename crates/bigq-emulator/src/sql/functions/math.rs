@@ -19,7 +19,7 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast::{self, Expr};
 use num_bigint::BigInt;
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, function_args};
 

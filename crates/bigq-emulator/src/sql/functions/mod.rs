@@ -31,6 +31,7 @@ mod json;
 pub(crate) mod math;
 mod net;
 mod range;
+mod registry;
 mod row;
 pub(crate) mod safe;
 mod statistical;
@@ -42,108 +43,15 @@ mod utility;
 mod window;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::OnceLock;
 
-use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use crate::error::BqResult;
 use crate::sql::ast::function_name;
 
-/// The families of BigQuery's function reference that the emulator has functions of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Family {
-    Aggregate,
-    Approximate,
-    Array,
-    Bit,
-    Conditional,
-    Date,
-    Datetime,
-    Geography,
-    Hash,
-    Interval,
-    Json,
-    Math,
-    Navigation,
-    Net,
-    Numbering,
-    Range,
-    Statistical,
-    String,
-    Time,
-    Timestamp,
-    Utility,
-}
-
-/// A rewrite of a call: given the call's upper-case name and the call, the SQL DataFusion runs
-/// instead, or `None` to leave the call as written.
-type Rewrite = fn(&str, &ast::Function) -> BqResult<Option<Expr>>;
-
-/// How a function is made.
-#[derive(Clone, Copy)]
-enum Implementation {
-    /// A scalar UDF in the session.
-    Udf(fn() -> ScalarUDF),
-    /// The call rewritten before planning (given the call's upper-case name).
-    Rewrite(Rewrite),
-}
-
-/// One function of the registry.
-#[derive(Clone, Copy)]
-struct Function {
-    family: Family,
-    /// Its signatures, `NAME(ARG, ...) -> RESULT` in BigQuery's type names, `[, ARG]` an
-    /// argument that may be left out. The name is the one a query calls it by: BigQuery's, in
-    /// upper case, or an internal lower-case name that only a rewrite calls.
-    signatures: &'static [&'static str],
-    implementation: Implementation,
-}
-
-impl Function {
-    /// The name its signatures give it.
-    fn name(&self) -> &'static str {
-        let first = self.signatures.first().copied().unwrap_or_default();
-        first.split('(').next().unwrap_or_default()
-    }
-}
-
-impl fmt::Display for Function {
-    /// `Geography: ST_X(GEOGRAPHY) -> FLOAT64; ...`
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}: {}", self.family, self.signatures.join("; "))
-    }
-}
-
-impl Function {
-    /// A function made as a scalar UDF.
-    const fn udf(
-        family: Family,
-        signatures: &'static [&'static str],
-        make: fn() -> ScalarUDF,
-    ) -> Function {
-        Function {
-            family,
-            signatures,
-            implementation: Implementation::Udf(make),
-        }
-    }
-
-    /// A function made by rewriting its calls.
-    const fn rewrite(
-        family: Family,
-        signatures: &'static [&'static str],
-        rewrite: Rewrite,
-    ) -> Function {
-        Function {
-            family,
-            signatures,
-            implementation: Implementation::Rewrite(rewrite),
-        }
-    }
-}
+use self::registry::{Function, Implementation, Rewrite};
 
 /// Every function the emulator adds to DataFusion's, by the file that makes it.
 fn functions() -> impl Iterator<Item = &'static Function> {
@@ -174,7 +82,8 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     .flatten()
 }
 
-pub(crate) use json::{JsonPlanner, cast as json_cast, literal as json_literal};
+pub(crate) use json::planner::JsonPlanner;
+pub(crate) use json::{cast as json_cast, literal as json_literal};
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {
@@ -221,7 +130,7 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
             }
             _ => match json::safe_name(f) {
                 Some(name) => name,
-                None => return safe::rewrite(f),
+                None => return safe::rewrite(f, rewrite_call),
             },
         },
     };

@@ -11,8 +11,8 @@ use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::sql::sqlparser::ast::{self, Expr};
 use psl::Psl;
 
+use super::registry::{Family, Function};
 use super::row::{Call, bytes, bytes_value, fail, int, int_value, string_value, text, udf};
-use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::{call, function_args};
 

@@ -24,8 +24,8 @@ use datafusion::logical_expr::{
 
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart};
 
+use super::registry::{Family, Function};
 use super::udf::{arrays, result};
-use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::types::{
     canonical_element, element_name, element_of_name, range_element, range_type,

@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart};
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
 
@@ -43,7 +43,10 @@ const NOT_SAFE: &[&str] = &[
 ];
 
 /// `SAFE.f(args)` as `bigq_safe(f(args))`, with `f(args)` rewritten as its own call would be.
-pub(crate) fn rewrite(f: &ast::Function) -> BqResult<Option<Expr>> {
+pub(crate) fn rewrite(
+    f: &ast::Function,
+    rewrite_call: fn(&ast::Function) -> BqResult<Option<Expr>>,
+) -> BqResult<Option<Expr>> {
     let [
         ObjectNamePart::Identifier(prefix),
         ObjectNamePart::Identifier(name),
@@ -64,7 +67,7 @@ pub(crate) fn rewrite(f: &ast::Function) -> BqResult<Option<Expr>> {
     inner.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(
         name.value.clone(),
     ))]);
-    let rewritten = super::rewrite_call(&inner)?.unwrap_or(Expr::Function(inner));
+    let rewritten = rewrite_call(&inner)?.unwrap_or(Expr::Function(inner));
     Ok(Some(safe_call(rewritten)))
 }
 

@@ -4,7 +4,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart};
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::BqResult;
 
 /// `VARIANCE(x)` as `var_samp(x)`, keeping `DISTINCT`, `OVER` and the rest.

@@ -9,7 +9,7 @@ use datafusion::logical_expr::ScalarUDF;
 use super::civil::ops;
 use super::civil::{DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg};
 use super::date::{add_or_sub, current, diff_in_part, trunc};
-use super::{Family, Function};
+use super::registry::{Family, Function};
 
 /// `TIME(h, m, s)`, `TIME(timestamp[, zone])`, `TIME(datetime)`, `TIME(time)`.
 fn time_type(name: &str, args: &[DataType]) -> DfResult<DataType> {

@@ -15,7 +15,7 @@ use super::civil::{
     zone_arg,
 };
 use super::date::{add_or_sub, diff_in_part, trunc};
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::sql::ast::{call, string};
 use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
@@ -53,10 +53,11 @@ fn timestamp_value(_: &str, args: &[V]) -> DfResult<V> {
 
 /// `STRING(timestamp[, zone])`: BigQuery's canonical text in the zone (UTC by default),
 /// `2008-12-25 07:30:00-08`, the fraction only as long as it needs, minutes in the offset
-/// only when it has them.
+/// only when it has them. `STRING(json)` (JSON is kept as text, and STRING has no STRING
+/// signature, so a text argument is JSON): the JSON string's value.
 fn string_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
     let ok = match args {
-        [x] => is_ts(x),
+        [x] => is_ts(x) || is(x, &STRING),
         [x, z] => is_ts(x) && is(z, &STRING),
         _ => false,
     };
@@ -64,8 +65,16 @@ fn string_type(name: &str, args: &[DataType]) -> DfResult<DataType> {
 }
 
 fn string_value(_: &str, args: &[V]) -> DfResult<V> {
-    let V::Ts(m) = args[0] else {
-        return Err(err("STRING takes a TIMESTAMP"));
+    let m = match &args[0] {
+        V::Ts(m) => *m,
+        V::Str(json) => {
+            return match serde_json::from_str::<serde_json::Value>(json) {
+                Ok(serde_json::Value::String(s)) => Ok(V::Str(s)),
+                Ok(_) => Err(err("The provided JSON input is not a string")),
+                Err(e) => Err(err(format!("STRING: invalid JSON: {e}"))),
+            };
+        }
+        _ => return Err(err("STRING takes a TIMESTAMP or a JSON value")),
     };
     let zone = zone_arg(args, 1)?;
     let civil = Civil {
@@ -176,7 +185,7 @@ pub(crate) fn typed_literal(ts: &ast::TypedString) -> Option<Expr> {
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Timestamp, &["TIMESTAMP(STRING[, STRING]) -> TIMESTAMP", "TIMESTAMP(DATE[, STRING]) -> TIMESTAMP",
         "TIMESTAMP(DATETIME[, STRING]) -> TIMESTAMP", "TIMESTAMP(TIMESTAMP) -> TIMESTAMP"], timestamp_ctor),
-    Function::udf(Family::Timestamp, &["STRING(TIMESTAMP[, STRING]) -> STRING"], string_udf),
+    Function::udf(Family::Timestamp, &["STRING(TIMESTAMP[, STRING]) -> STRING", "STRING(JSON) -> STRING"], string_udf),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_ADD(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_SUB(TIMESTAMP, INTERVAL INT64 part) -> TIMESTAMP"], add_or_sub),
     Function::rewrite(Family::Timestamp, &["TIMESTAMP_DIFF(TIMESTAMP, TIMESTAMP, part) -> INT64"], diff_in_part),

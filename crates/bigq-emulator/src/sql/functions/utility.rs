@@ -2,7 +2,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::call;
 

@@ -4,7 +4,7 @@
 
 use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
-use super::{Family, Function};
+use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::function_args;
 

@@ -36,7 +36,7 @@ use self::rows::{PointPair, geo_list, two_points, udf, unary};
 use self::value::Geo;
 
 pub(crate) use self::transformations::st_union_agg;
-use super::{Family, Function};
+use super::registry::{Family, Function};
 
 fn geography() -> DataType {
     DataType::Utf8

@@ -4,8 +4,8 @@
 
 use serde_json::{Number, Value};
 
+use super::args::{Args, Cell};
 use super::value::{self, WideNumbers};
-use super::{Args, Cell};
 
 /// The JSON argument, or `None` for SQL NULL.
 fn json(a: &Args, row: usize) -> Result<Option<Value>, String> {

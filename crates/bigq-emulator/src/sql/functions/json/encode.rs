@@ -16,8 +16,8 @@ use datafusion::arrow::temporal_conversions::{date32_to_datetime, timestamp_us_t
 use datafusion::arrow::util::display::array_value_to_string;
 use serde_json::{Map, Value};
 
+use super::args::{Args, Cell, is_json};
 use super::value::{self, WideNumbers};
-use super::{Args, Cell, is_json};
 use crate::sql::types::range_element;
 
 /// How SQL values are written.

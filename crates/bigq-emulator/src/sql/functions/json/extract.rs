@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
+use super::args::{Args, Cell};
 use super::path::{self, Syntax};
 use super::value::{self, WideNumbers};
-use super::{Args, Cell};
 
 /// `JSON 'text'`.
 pub(super) fn literal(a: &Args, row: usize) -> Result<Cell, String> {

@@ -10,21 +10,20 @@
 //! `encode` (SQL values as JSON: TO_JSON, JSON_OBJECT, JSON_ARRAY), `mutate` (JSON_SET,
 //! JSON_REMOVE, ...).
 
+mod args;
 mod convert;
 mod encode;
 mod extract;
 mod mutate;
 mod path;
-mod planner;
+pub(crate) mod planner;
 mod value;
-
-pub(crate) use planner::JsonPlanner;
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Builder, Int64Array,
-    Int64Builder, ListBuilder, StringArray, StringBuilder,
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Builder, Int64Builder,
+    ListBuilder, StringBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue, plan_err};
@@ -36,11 +35,12 @@ use datafusion::sql::sqlparser::ast::{self, Expr, ObjectNamePart};
 
 use bigq_codec::schema::FieldType;
 
+use self::args::{Args, Cell, is_json};
+use super::registry::{Family, Function};
 use super::udf::{arrays, result};
-use super::{Family, Function};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::{call, string};
-use crate::sql::types::{EXTENSION_NAME_KEY, tagged};
+use crate::sql::types::tagged;
 
 /// What one internal UDF computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,16 +76,6 @@ enum Op {
     ArrayLiteral,
 }
 
-/// One result cell.
-enum Cell {
-    Null,
-    Text(String),
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    List(Vec<Option<String>>),
-}
-
 /// What a result column holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Out {
@@ -115,58 +105,6 @@ impl Out {
             tagged(f, &FieldType::Json)
         } else {
             f
-        }
-    }
-}
-
-/// Whether `f` is a JSON value (not a JSON-formatted STRING).
-fn is_json(f: &Field) -> bool {
-    f.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some("google:sqlType:json")
-}
-
-/// The arguments of one call, for its rows.
-struct Args<'a> {
-    function: &'static str,
-    arrays: &'a [ArrayRef],
-    fields: &'a [FieldRef],
-}
-
-impl Args<'_> {
-    fn len(&self) -> usize {
-        self.arrays.len()
-    }
-
-    fn is_json(&self, a: usize) -> bool {
-        is_json(&self.fields[a])
-    }
-
-    fn is_null(&self, a: usize, row: usize) -> bool {
-        self.arrays[a].is_null(row)
-    }
-
-    /// The text of a STRING (or JSON) argument; `None` for NULL.
-    fn text(&self, a: usize, row: usize) -> Option<&str> {
-        let arr = self.arrays[a].as_any().downcast_ref::<StringArray>()?;
-        (!arr.is_null(row)).then(|| arr.value(row))
-    }
-
-    fn bool(&self, a: usize, row: usize) -> Option<bool> {
-        let arr = self.arrays[a].as_any().downcast_ref::<BooleanArray>()?;
-        (!arr.is_null(row)).then(|| arr.value(row))
-    }
-
-    fn int(&self, a: usize, row: usize) -> Option<i64> {
-        let arr = self.arrays[a].as_any().downcast_ref::<Int64Array>()?;
-        (!arr.is_null(row)).then(|| arr.value(row))
-    }
-
-    /// A JSON argument's value; `None` for SQL NULL.
-    fn json(&self, a: usize, row: usize) -> Result<Option<serde_json::Value>, String> {
-        match self.text(a, row) {
-            None => Ok(None),
-            Some(t) => value::parse(t, value::WideNumbers::Round)
-                .map(Some)
-                .map_err(|e| format!("{}: invalid JSON value: {e}", self.function)),
         }
     }
 }
@@ -522,7 +460,6 @@ const SPECS: &[Spec] = &[
     Spec { function: "BOOL", udf: "bigq_json_bool", fixed: &[JSON], named: &[], variadic: false },
     Spec { function: "INT64", udf: "bigq_json_int64", fixed: &[JSON], named: &[], variadic: false },
     Spec { function: "FLOAT64", udf: "bigq_json_float64", fixed: &[JSON], named: &[("wide_number_mode", Default::Text("round"))], variadic: false },
-    Spec { function: "STRING", udf: "bigq_json_string", fixed: &[JSON], named: &[], variadic: false },
     Spec { function: "LAX_BOOL", udf: "bigq_json_lax_bool", fixed: &[JSON], named: &[], variadic: false },
     Spec { function: "LAX_INT64", udf: "bigq_json_lax_int64", fixed: &[JSON], named: &[], variadic: false },
     Spec { function: "LAX_FLOAT64", udf: "bigq_json_lax_float64", fixed: &[JSON], named: &[], variadic: false },
@@ -727,7 +664,6 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Json, &["BOOL(JSON) -> BOOL"], rewrite),
     Function::rewrite(Family::Json, &["INT64(JSON) -> INT64"], rewrite),
     Function::rewrite(Family::Json, &["FLOAT64(JSON[, wide_number_mode => STRING]) -> FLOAT64"], rewrite),
-    Function::rewrite(Family::Json, &["STRING(JSON) -> STRING"], rewrite),
     Function::rewrite(Family::Json, &["LAX_BOOL(JSON) -> BOOL"], rewrite),
     Function::rewrite(Family::Json, &["LAX_INT64(JSON) -> INT64"], rewrite),
     Function::rewrite(Family::Json, &["LAX_FLOAT64(JSON) -> FLOAT64"], rewrite),

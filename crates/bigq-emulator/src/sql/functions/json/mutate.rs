@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use datafusion::arrow::datatypes::DataType;
 use serde_json::{Map, Value};
 
+use super::args::{Args, Cell};
 use super::encode::arg_value;
 use super::path::{self, Step, Syntax};
 use super::value;
-use super::{Args, Cell};
 
 fn text(v: &Value) -> Cell {
     Cell::Text(value::to_text(v))

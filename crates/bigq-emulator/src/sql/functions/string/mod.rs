@@ -7,8 +7,8 @@ mod text;
 
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
+use super::registry::{Family, Function};
 use super::row::{udf, udf_variadic};
-use super::{Family, Function};
 use crate::error::BqResult;
 use crate::sql::ast::{call, function_args};
 
