@@ -41,8 +41,8 @@ impl IpcDecoder {
         if len == 0 || prefix + len > schema.len() {
             return Err(bad("the serialized schema is truncated"));
         }
-        let parsed = arrow_ipc::convert::try_schema_from_ipc_buffer(&schema[..prefix + len])
-            .map_err(ipc_error)?;
+        let parsed =
+            guarded(|| arrow_ipc::convert::try_schema_from_ipc_buffer(&schema[..prefix + len]))?;
         Ok(IpcDecoder {
             schema: Arc::new(parsed),
             dictionaries: HashMap::new(),
@@ -108,29 +108,45 @@ impl IpcDecoder {
                     let header = message
                         .header_as_record_batch()
                         .ok_or_else(|| bad("a record batch message without its header"))?;
-                    let decoded = RecordBatchDecoder::try_new(
+                    // arrow-ipc slices the body by the header's buffer offsets unchecked (a
+                    // panic on a malformed message): check them against the body first.
+                    buffers_within(
                         &body,
-                        header,
-                        self.schema.clone(),
-                        &self.dictionaries,
-                        &version,
-                    )
-                    .and_then(|d| d.read_record_batch())
-                    .map_err(ipc_error)?;
+                        header.compression().is_some(),
+                        header
+                            .buffers()
+                            .iter()
+                            .flat_map(|v| v.iter())
+                            .map(|b| (b.offset(), b.length())),
+                    )?;
+                    let decoded = guarded(|| {
+                        RecordBatchDecoder::try_new(
+                            &body,
+                            header,
+                            self.schema.clone(),
+                            &self.dictionaries,
+                            &version,
+                        )
+                        .and_then(|d| d.read_record_batch())
+                    })?;
                     batch = Some(decoded);
                 }
                 MessageHeader::DictionaryBatch => {
                     let header = message
                         .header_as_dictionary_batch()
                         .ok_or_else(|| bad("a dictionary message without its header"))?;
-                    read_dictionary(
-                        &body,
-                        header,
-                        &self.schema,
-                        &mut self.dictionaries,
-                        &version,
-                    )
-                    .map_err(ipc_error)?;
+                    if let Some(data) = header.data() {
+                        buffers_within(
+                            &body,
+                            data.compression().is_some(),
+                            data.buffers()
+                                .iter()
+                                .flat_map(|v| v.iter())
+                                .map(|b| (b.offset(), b.length())),
+                        )?;
+                    }
+                    let (schema, dictionaries) = (&self.schema, &mut self.dictionaries);
+                    guarded(|| read_dictionary(&body, header, schema, dictionaries, &version))?;
                 }
                 MessageHeader::NONE => {}
                 other => {
@@ -143,6 +159,67 @@ impl IpcDecoder {
         }
         batch.ok_or_else(|| bad("a response with rows but no complete record batch"))
     }
+}
+
+/// Runs one of arrow-ipc's decoders over server bytes. Their checks are assertions in
+/// places (a field node longer than its buffers panics building the array), so a panic is
+/// turned into the error a malformed message deserves; the `ipc_read` fuzz target finds
+/// such messages in seconds.
+fn guarded<T>(
+    decode: impl FnOnce() -> std::result::Result<T, arrow_schema::ArrowError>,
+) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+        Ok(decoded) => decoded.map_err(ipc_error),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a malformed message");
+            Err(bad(&format!("a malformed record batch message: {why}")))
+        }
+    }
+}
+
+/// Every buffer a record batch header names lies within its body of `body_len` bytes.
+/// The largest buffer a compressed message may say it decompresses to: a ReadRows message
+/// is at most a few hundred MiB, and a corrupt length must not make the decoder allocate
+/// whatever it says.
+const MAX_DECOMPRESSED: i64 = 1 << 30;
+
+/// Every buffer a record batch header names lies within its `body`, and, when the buffers
+/// are compressed, says it decompresses to at most [`MAX_DECOMPRESSED`] bytes.
+fn buffers_within(
+    body: &[u8],
+    compressed: bool,
+    buffers: impl Iterator<Item = (i64, i64)>,
+) -> Result<()> {
+    let body_len = body.len();
+    for (offset, length) in buffers {
+        let within = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(length).ok())
+            .and_then(|(offset, length)| offset.checked_add(length))
+            .is_some_and(|end| end <= body_len);
+        if !within {
+            return Err(bad(&format!(
+                "a buffer at {offset}..+{length} outside the message body of {body_len} bytes"
+            )));
+        }
+        // A compressed buffer starts with its decompressed length (-1: sent uncompressed).
+        if compressed && length >= 8 {
+            let at = offset as usize;
+            let mut prefix = [0u8; 8];
+            prefix.copy_from_slice(&body[at..at + 8]);
+            let decompressed = i64::from_le_bytes(prefix);
+            if !(-1..=MAX_DECOMPRESSED).contains(&decompressed) {
+                return Err(bad(&format!(
+                    "a compressed buffer that says it decompresses to {decompressed} bytes"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `batch` without the message it was decoded from.
@@ -481,5 +558,62 @@ mod tests {
             let e = d.decode(msg[..cut].to_vec()).unwrap_err();
             assert_eq!(e.kind(), CodecErrorKind::Ipc, "{cut}: {e:?}");
         }
+    }
+
+    /// A message whose header names buffers beyond its body (found by the `ipc_read` fuzz
+    /// target: arrow-ipc panicked slicing them) is an error, whatever header byte is wrong.
+    #[test]
+    fn a_header_naming_buffers_beyond_the_body_is_an_error_not_a_panic() {
+        for compression in [
+            None,
+            Some(CompressionType::LZ4_FRAME),
+            Some(CompressionType::ZSTD),
+        ] {
+            let encoder = IpcEncoder::new(compression).unwrap();
+            let b = batch(0, 5);
+            let schema = encoder.schema(&b.schema());
+            let message = encoder.batch(&b).unwrap();
+            let (prefix, len) = message_prefix(&message).unwrap();
+            let mut errors = 0;
+            for at in prefix..prefix + len {
+                for x in [0x3f, 0x80, 0xff] {
+                    let mut changed = message.clone();
+                    changed[at] ^= x;
+                    let mut d = IpcDecoder::new(&schema).unwrap();
+                    if d.decode(changed).is_err() {
+                        errors += 1;
+                    }
+                }
+            }
+            assert!(errors > 0);
+        }
+        // A changed schema message: an error or a schema, never a panic.
+        let encoder = IpcEncoder::new(None).unwrap();
+        let schema = encoder.schema(&batch(0, 1).schema());
+        for at in 0..schema.len() {
+            for x in [0x3f, 0x80, 0xff] {
+                let mut changed = schema.clone();
+                changed[at] ^= x;
+                let _ = IpcDecoder::new(&changed);
+            }
+        }
+        // The case the fuzzer found: a buffer length far past the body.
+        let encoder = IpcEncoder::new(None).unwrap();
+        let b = batch(0, 5);
+        let message = encoder.batch(&b).unwrap();
+        let mut d = IpcDecoder::new(&encoder.schema(&b.schema())).unwrap();
+        let e = buffers_within(&[0; 128], false, [(64, 1_056_964_608)].into_iter()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("outside the message body of 128 bytes"),
+            "{e}"
+        );
+        assert!(d.decode(message).is_ok());
+        // A compressed buffer saying it decompresses to 2^56 bytes (found by the fuzzer).
+        let mut body = vec![0u8; 16];
+        body[..8].copy_from_slice(&0x00ff_ffff_ffff_ffff_i64.to_le_bytes());
+        let e = buffers_within(&body, true, [(0, 16)].into_iter()).unwrap_err();
+        assert!(e.to_string().contains("decompresses to"), "{e}");
+        assert!(buffers_within(&body, false, [(0, 16)].into_iter()).is_ok());
     }
 }
