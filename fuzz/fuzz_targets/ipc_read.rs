@@ -1,7 +1,13 @@
 //! The Storage Read IPC path over arbitrary messages: a valid schema and record batch, as
 //! a ReadRows stream carries them (uncompressed, LZ4_FRAME or ZSTD), with arbitrary bytes
-//! changed, cut or appended. The decoder returns batches or a typed error, never panics,
-//! and every batch it returns is valid Arrow; the unchanged message decodes to the batch.
+//! of the batch's body changed, and the message cut or extended. The
+//! decoder returns batches or a typed error, never panics, and every batch it returns is
+//! valid Arrow; the unchanged message decodes to the batch.
+//!
+//! A changed schema or batch header can make arrow-ipc panic, which bigq-codec turns into an error
+//! (`catch_unwind`); fuzz builds abort on any panic, caught or not, so header changes are
+//! left to the codec's exhaustive unit test of every byte
+//! (`a_header_naming_buffers_beyond_the_body_is_an_error_not_a_panic`).
 #![no_main]
 
 use std::sync::Arc;
@@ -18,9 +24,8 @@ struct Input {
     texts: Vec<Option<String>>,
     lists: Vec<Option<Vec<Option<i64>>>>,
     compression: u8,
-    /// (position, xor) changes to the batch message, and to the schema message.
+    /// (position, xor) changes to the batch message's body.
     batch_flips: Vec<(u16, u8)>,
-    schema_flips: Vec<(u16, u8)>,
     cut: Option<u16>,
     tail: Vec<u8>,
 }
@@ -35,7 +40,11 @@ fn flip(bytes: &mut [u8], flips: &[(u16, u8)]) {
 }
 
 fuzz_target!(|input: Input| {
-    let n = input.ints.len().min(input.texts.len()).min(input.lists.len());
+    let n = input
+        .ints
+        .len()
+        .min(input.texts.len())
+        .min(input.lists.len());
     let mut ints = Int64Builder::new();
     ints.extend(input.ints.iter().take(n).copied());
     let mut texts = StringBuilder::new();
@@ -62,7 +71,7 @@ fuzz_target!(|input: Input| {
         _ => Some(CompressionType::ZSTD),
     };
     let encoder = IpcEncoder::new(compression).expect("an encoder");
-    let mut schema = encoder.schema(&batch.schema());
+    let schema = encoder.schema(&batch.schema());
     let message = encoder.batch(&batch).expect("a valid batch encodes");
 
     // Unchanged, the batch comes back.
@@ -71,9 +80,13 @@ fuzz_target!(|input: Input| {
     assert_eq!(back, batch);
 
     // Changed: batches or errors, never a panic or an invalid batch.
-    flip(&mut schema, &input.schema_flips);
     let mut message = message;
-    flip(&mut message, &input.batch_flips);
+    // The body starts after the prefix (continuation marker, length) and the header.
+    let header_len = i32::from_le_bytes([message[4], message[5], message[6], message[7]]);
+    let body = 8 + header_len.max(0) as usize;
+    if body < message.len() {
+        flip(&mut message[body..], &input.batch_flips);
+    }
     if let Some(cut) = input.cut {
         message.truncate(cut as usize % (message.len() + 1));
     }
@@ -83,7 +96,9 @@ fuzz_target!(|input: Input| {
     };
     if let Ok(batch) = d.decode(message) {
         for c in batch.columns() {
-            c.to_data().validate_full().expect("a decoded batch is valid");
+            c.to_data()
+                .validate_full()
+                .expect("a decoded batch is valid");
         }
     }
 });

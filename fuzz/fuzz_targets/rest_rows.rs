@@ -12,7 +12,8 @@ fn decode(body: &[u8], cuts: &[usize]) -> Result<Vec<String>, String> {
     let mut at = 0;
     for &cut in cuts.iter().chain([&body.len()]) {
         let cut = cut.clamp(at, body.len());
-        d.decode(&body[at..cut]).map_err(|e| format!("{:?}", e.kind()))?;
+        d.decode(&body[at..cut])
+            .map_err(|e| format!("{:?}", e.kind()))?;
         at = cut;
         while let Some(b) = d.next_batch() {
             rows.push(format!("{b:?}"));
@@ -32,7 +33,9 @@ fuzz_target!(|body: &[u8]| {
     let mut state = body.len() as u64 | 1;
     let mut at = 0usize;
     while at < body.len() {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         at += 1 + (state >> 59) as usize;
         cuts.push(at);
     }
