@@ -1,6 +1,6 @@
 //! The JSON operators, planned where DataFusion plans struct and array access: `json.key`,
 //! `json['key']` and `json[index]` (a column's `t.j.key` too) on a JSON value, and an array
-//! literal of JSON values as an ARRAY<JSON> (DataFusion's would lose the JSON tag).
+//! literal of JSON values as an `ARRAY<JSON>` (DataFusion's would lose the JSON tag).
 
 use std::sync::Arc;
 
