@@ -3,19 +3,11 @@
 
 mod codec;
 mod format;
+mod regexp;
 mod text;
-
-use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use super::registry::{Family, Function};
 use super::row::{udf, udf_variadic};
-use crate::error::BqResult;
-use crate::sql::ast::{call, function_args};
-
-/// `REGEXP_CONTAINS(text, regex)` as `regexp_like`.
-pub(crate) fn regexp_contains(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(function_args(f).map(|args| call("regexp_like", args)))
-}
 
 const ASCII: &[&str] = &["ASCII(STRING) -> INT64", "ASCII(BYTES) -> INT64"];
 const BYTE_LENGTH: &[&str] = &[
@@ -58,6 +50,36 @@ const TO_CODE_POINTS: &[&str] = &[
 ];
 const TO_HEX: &[&str] = &["TO_HEX(BYTES) -> STRING"];
 const UNICODE: &[&str] = &["UNICODE(STRING) -> INT64"];
+const REGEXP_CONTAINS: &[&str] = &[
+    "REGEXP_CONTAINS(STRING, STRING) -> BOOL",
+    "REGEXP_CONTAINS(BYTES, BYTES) -> BOOL",
+];
+const REGEXP_EXTRACT: &[&str] = &[
+    "REGEXP_EXTRACT(STRING, STRING[, INT64]) -> STRING",
+    "REGEXP_EXTRACT(STRING, STRING, INT64, INT64) -> STRING",
+    "REGEXP_EXTRACT(BYTES, BYTES[, INT64]) -> BYTES",
+    "REGEXP_EXTRACT(BYTES, BYTES, INT64, INT64) -> BYTES",
+];
+const REGEXP_SUBSTR: &[&str] = &[
+    "REGEXP_SUBSTR(STRING, STRING[, INT64]) -> STRING",
+    "REGEXP_SUBSTR(STRING, STRING, INT64, INT64) -> STRING",
+    "REGEXP_SUBSTR(BYTES, BYTES[, INT64]) -> BYTES",
+    "REGEXP_SUBSTR(BYTES, BYTES, INT64, INT64) -> BYTES",
+];
+const REGEXP_EXTRACT_ALL: &[&str] = &[
+    "REGEXP_EXTRACT_ALL(STRING, STRING) -> ARRAY<STRING>",
+    "REGEXP_EXTRACT_ALL(BYTES, BYTES) -> ARRAY<BYTES>",
+];
+const REGEXP_INSTR: &[&str] = &[
+    "REGEXP_INSTR(STRING, STRING[, INT64]) -> INT64",
+    "REGEXP_INSTR(STRING, STRING, INT64, INT64[, INT64]) -> INT64",
+    "REGEXP_INSTR(BYTES, BYTES[, INT64]) -> INT64",
+    "REGEXP_INSTR(BYTES, BYTES, INT64, INT64[, INT64]) -> INT64",
+];
+const REGEXP_REPLACE: &[&str] = &[
+    "REGEXP_REPLACE(STRING, STRING, STRING) -> STRING",
+    "REGEXP_REPLACE(BYTES, BYTES, BYTES) -> BYTES",
+];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -87,5 +109,10 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, TO_HEX, || udf(TO_HEX, codec::to_hex)),
     Function::udf(Family::String, UNICODE, || udf(UNICODE, codec::unicode)),
     Function::udf(Family::String, FORMAT, || udf_variadic(FORMAT, format::format, false)),
-    Function::rewrite(Family::String, &["REGEXP_CONTAINS(STRING, STRING) -> BOOL"], regexp_contains),
+    Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
+    Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
+    Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
+    Function::udf(Family::String, REGEXP_EXTRACT_ALL, || udf(REGEXP_EXTRACT_ALL, regexp::regexp_extract_all)),
+    Function::udf(Family::String, REGEXP_INSTR, || udf(REGEXP_INSTR, regexp::regexp_instr)),
+    Function::udf(Family::String, REGEXP_REPLACE, || udf(REGEXP_REPLACE, regexp::regexp_replace)),
 ];
