@@ -1,6 +1,7 @@
 //! String functions: those DataFusion spells otherwise (`FROM_HEX`, `REGEXP_CONTAINS`), and
 //! UDFs for the ones it lacks or gives other semantics, one file per theme.
 
+mod chars;
 mod codec;
 mod format;
 mod regexp;
@@ -80,6 +81,58 @@ const REGEXP_REPLACE: &[&str] = &[
     "REGEXP_REPLACE(STRING, STRING, STRING) -> STRING",
     "REGEXP_REPLACE(BYTES, BYTES, BYTES) -> BYTES",
 ];
+const SUBSTR: &[&str] = &[
+    "SUBSTR(STRING, INT64[, INT64]) -> STRING",
+    "SUBSTR(BYTES, INT64[, INT64]) -> BYTES",
+];
+const SUBSTRING: &[&str] = &[
+    "SUBSTRING(STRING, INT64[, INT64]) -> STRING",
+    "SUBSTRING(BYTES, INT64[, INT64]) -> BYTES",
+];
+const LEFT: &[&str] = &[
+    "LEFT(STRING, INT64) -> STRING",
+    "LEFT(BYTES, INT64) -> BYTES",
+];
+const RIGHT: &[&str] = &[
+    "RIGHT(STRING, INT64) -> STRING",
+    "RIGHT(BYTES, INT64) -> BYTES",
+];
+const LPAD: &[&str] = &[
+    "LPAD(STRING, INT64[, STRING]) -> STRING",
+    "LPAD(BYTES, INT64[, BYTES]) -> BYTES",
+];
+const RPAD: &[&str] = &[
+    "RPAD(STRING, INT64[, STRING]) -> STRING",
+    "RPAD(BYTES, INT64[, BYTES]) -> BYTES",
+];
+const REPEAT: &[&str] = &[
+    "REPEAT(STRING, INT64) -> STRING",
+    "REPEAT(BYTES, INT64) -> BYTES",
+];
+const REVERSE: &[&str] = &["REVERSE(STRING) -> STRING", "REVERSE(BYTES) -> BYTES"];
+const LENGTH: &[&str] = &["LENGTH(STRING) -> INT64", "LENGTH(BYTES) -> INT64"];
+const CHAR_LENGTH: &[&str] = &["CHAR_LENGTH(STRING) -> INT64"];
+const CHARACTER_LENGTH: &[&str] = &["CHARACTER_LENGTH(STRING) -> INT64"];
+const STRPOS: &[&str] = &[
+    "STRPOS(STRING, STRING) -> INT64",
+    "STRPOS(BYTES, BYTES) -> INT64",
+];
+const STARTS_WITH: &[&str] = &[
+    "STARTS_WITH(STRING, STRING) -> BOOL",
+    "STARTS_WITH(BYTES, BYTES) -> BOOL",
+];
+const ENDS_WITH: &[&str] = &[
+    "ENDS_WITH(STRING, STRING) -> BOOL",
+    "ENDS_WITH(BYTES, BYTES) -> BOOL",
+];
+const REPLACE: &[&str] = &[
+    "REPLACE(STRING, STRING, STRING) -> STRING",
+    "REPLACE(BYTES, BYTES, BYTES) -> BYTES",
+];
+const TRANSLATE: &[&str] = &[
+    "TRANSLATE(STRING, STRING, STRING) -> STRING",
+    "TRANSLATE(BYTES, BYTES, BYTES) -> BYTES",
+];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -109,6 +162,22 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, TO_HEX, || udf(TO_HEX, codec::to_hex)),
     Function::udf(Family::String, UNICODE, || udf(UNICODE, codec::unicode)),
     Function::udf(Family::String, FORMAT, || udf_variadic(FORMAT, format::format, false)),
+    Function::udf(Family::String, SUBSTR, || udf(SUBSTR, chars::substr)),
+    Function::udf(Family::String, SUBSTRING, || udf(SUBSTRING, chars::substr)),
+    Function::udf(Family::String, LEFT, || udf(LEFT, chars::left)),
+    Function::udf(Family::String, RIGHT, || udf(RIGHT, chars::right)),
+    Function::udf(Family::String, LPAD, || udf(LPAD, chars::lpad)),
+    Function::udf(Family::String, RPAD, || udf(RPAD, chars::rpad)),
+    Function::udf(Family::String, REPEAT, || udf(REPEAT, chars::repeat)),
+    Function::udf(Family::String, REVERSE, || udf(REVERSE, chars::reverse)),
+    Function::udf(Family::String, LENGTH, || udf(LENGTH, chars::length)),
+    Function::udf(Family::String, CHAR_LENGTH, || udf(CHAR_LENGTH, chars::length)),
+    Function::udf(Family::String, CHARACTER_LENGTH, || udf(CHARACTER_LENGTH, chars::length)),
+    Function::udf(Family::String, STRPOS, || udf(STRPOS, chars::strpos)),
+    Function::udf(Family::String, STARTS_WITH, || udf(STARTS_WITH, chars::starts_with)),
+    Function::udf(Family::String, ENDS_WITH, || udf(ENDS_WITH, chars::ends_with)),
+    Function::udf(Family::String, REPLACE, || udf(REPLACE, chars::replace)),
+    Function::udf(Family::String, TRANSLATE, || udf(TRANSLATE, chars::translate)),
     Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
     Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
     Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
