@@ -244,3 +244,84 @@ pub(super) fn translate(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
         _ => return Err(fail("TRANSLATE", "the arguments must be of one type")),
     })
 }
+
+fn trim(name: &str, a: &[ScalarValue], start: bool, end: bool) -> DfResult<ScalarValue> {
+    fn go<T>(s: &[T], strip: impl Fn(&T) -> bool, start: bool, end: bool) -> &[T] {
+        let mut s = s;
+        while start && s.first().is_some_and(&strip) {
+            s = &s[1..];
+        }
+        while end && s.last().is_some_and(&strip) {
+            s = &s[..s.len() - 1];
+        }
+        s
+    }
+    let set = a.get(1).map(Seq::of).transpose()?;
+    Ok(match (Seq::of(&a[0])?, set) {
+        (Seq::Chars(s), None) => string_value(
+            go(&s, |c| c.is_whitespace(), start, end)
+                .iter()
+                .collect::<String>(),
+        ),
+        (Seq::Chars(s), Some(Seq::Chars(set))) => string_value(
+            go(&s, |c| set.contains(c), start, end)
+                .iter()
+                .collect::<String>(),
+        ),
+        (Seq::Bytes(s), Some(Seq::Bytes(set))) => {
+            bytes_value(go(&s, |c| set.contains(c), start, end).to_vec())
+        }
+        _ => {
+            return Err(fail(
+                name,
+                "the value and the characters to remove must be of one type",
+            ));
+        }
+    })
+}
+
+pub(super) fn trim_both(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    trim("TRIM", a, true, true)
+}
+
+pub(super) fn ltrim(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    trim("LTRIM", a, true, false)
+}
+
+pub(super) fn rtrim(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    trim("RTRIM", a, false, true)
+}
+
+/// The word delimiters `INITCAP` uses when it is given none, besides whitespace.
+const INITCAP_DELIMITERS: &str = "[](){}/|\\<>!?@\"^#$&~_,.:;*%+-";
+
+pub(super) fn initcap(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    let s = text(&a[0]).unwrap_or_default();
+    let given: Option<Vec<char>> = a.get(1).and_then(text).map(|d| d.chars().collect());
+    let is_delimiter = |c: char| match &given {
+        Some(d) => d.contains(&c),
+        None => c.is_whitespace() || INITCAP_DELIMITERS.contains(c),
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut word_start = true;
+    for c in s.chars() {
+        if is_delimiter(c) {
+            out.push(c);
+            word_start = true;
+            continue;
+        }
+        // One character for one: a case mapping to several (as of `ß`) keeps the original.
+        let mapped: Vec<char> = if word_start {
+            c.to_uppercase().collect()
+        } else {
+            c.to_lowercase().collect()
+        };
+        if mapped.len() == 1 {
+            out.push(mapped[0]);
+        } else {
+            out.push(c);
+        }
+        word_start = false;
+    }
+    Ok(string_value(out))
+}

@@ -133,6 +133,23 @@ const TRANSLATE: &[&str] = &[
     "TRANSLATE(STRING, STRING, STRING) -> STRING",
     "TRANSLATE(BYTES, BYTES, BYTES) -> BYTES",
 ];
+const TRIM: &[&str] = &[
+    "TRIM(STRING[, STRING]) -> STRING",
+    "TRIM(BYTES, BYTES) -> BYTES",
+];
+const BTRIM: &[&str] = &[
+    "BTRIM(STRING[, STRING]) -> STRING",
+    "BTRIM(BYTES, BYTES) -> BYTES",
+];
+const LTRIM: &[&str] = &[
+    "LTRIM(STRING[, STRING]) -> STRING",
+    "LTRIM(BYTES, BYTES) -> BYTES",
+];
+const RTRIM: &[&str] = &[
+    "RTRIM(STRING[, STRING]) -> STRING",
+    "RTRIM(BYTES, BYTES) -> BYTES",
+];
+const INITCAP: &[&str] = &["INITCAP(STRING[, STRING]) -> STRING"];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -178,6 +195,11 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, ENDS_WITH, || udf(ENDS_WITH, chars::ends_with)),
     Function::udf(Family::String, REPLACE, || udf(REPLACE, chars::replace)),
     Function::udf(Family::String, TRANSLATE, || udf(TRANSLATE, chars::translate)),
+    Function::udf(Family::String, TRIM, || udf(TRIM, chars::trim_both)),
+    Function::udf(Family::String, BTRIM, || udf(BTRIM, chars::trim_both)),
+    Function::udf(Family::String, LTRIM, || udf(LTRIM, chars::ltrim)),
+    Function::udf(Family::String, RTRIM, || udf(RTRIM, chars::rtrim)),
+    Function::udf(Family::String, INITCAP, || udf(INITCAP, chars::initcap)),
     Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
     Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
     Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
