@@ -325,3 +325,36 @@ pub(super) fn initcap(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
     }
     Ok(string_value(out))
 }
+
+/// `CONCAT` of BYTES values, or of STRING values and others cast to STRING.
+pub(super) fn concat(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    if a.iter().all(|v| bytes(v).is_some()) {
+        return Ok(bytes_value(
+            a.iter().filter_map(bytes).collect::<Vec<_>>().concat(),
+        ));
+    }
+    let mut out = String::new();
+    for v in a {
+        match v {
+            _ if text(v).is_some() => out.push_str(text(v).unwrap_or_default()),
+            ScalarValue::Boolean(Some(b)) => out.push_str(if *b { "true" } else { "false" }),
+            _ if int(v).is_some() => out.push_str(&int(v).unwrap_or_default().to_string()),
+            _ if bytes(v).is_some() => {
+                return Err(fail(
+                    "CONCAT",
+                    "the arguments must all be STRING or all BYTES",
+                ));
+            }
+            other => {
+                return Err(fail(
+                    "CONCAT",
+                    format!(
+                        "an argument of type {} is not supported",
+                        super::super::row::bq_type_name(&other.data_type())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(string_value(out))
+}

@@ -150,6 +150,18 @@ const RTRIM: &[&str] = &[
     "RTRIM(BYTES, BYTES) -> BYTES",
 ];
 const INITCAP: &[&str] = &["INITCAP(STRING[, STRING]) -> STRING"];
+/// BYTES arguments make BYTES (up to a fixed count); any others are cast to STRING.
+const CONCAT: &[&str] = &[
+    "CONCAT(BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(T[, T]) -> STRING",
+];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -200,6 +212,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, LTRIM, || udf(LTRIM, chars::ltrim)),
     Function::udf(Family::String, RTRIM, || udf(RTRIM, chars::rtrim)),
     Function::udf(Family::String, INITCAP, || udf(INITCAP, chars::initcap)),
+    Function::udf(Family::String, CONCAT, || udf_variadic(CONCAT, chars::concat, true)),
     Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
     Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
     Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
