@@ -5,6 +5,7 @@ mod chars;
 mod codec;
 mod format;
 mod regexp;
+mod search;
 mod text;
 
 use super::registry::{Family, Function};
@@ -162,6 +163,7 @@ const CONCAT: &[&str] = &[
     "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
     "CONCAT(T[, T]) -> STRING",
 ];
+const CONTAINS_SUBSTR: &[&str] = &["CONTAINS_SUBSTR(T, STRING) -> BOOL"];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -213,6 +215,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, RTRIM, || udf(RTRIM, chars::rtrim)),
     Function::udf(Family::String, INITCAP, || udf(INITCAP, chars::initcap)),
     Function::udf(Family::String, CONCAT, || udf_variadic(CONCAT, chars::concat, true)),
+    Function::udf(Family::String, CONTAINS_SUBSTR, || udf_variadic(CONTAINS_SUBSTR, search::contains_substr, false)),
     Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
     Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
     Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
