@@ -358,3 +358,20 @@ pub(super) fn concat(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
     }
     Ok(string_value(out))
 }
+
+/// `COLLATE` with the empty specification (no collation) gives the value itself; comparing
+/// under a collation such as `und:ci` is not supported, so it is an error, never a
+/// case-sensitive answer.
+pub(super) fn collate(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
+    match text(&a[1]) {
+        Some("") => Ok(a[0].clone()),
+        Some(spec) => Err(fail(
+            "COLLATE",
+            format!("the collation '{spec}' is not supported"),
+        )),
+        None => Err(fail(
+            "COLLATE",
+            "the collation specification cannot be NULL",
+        )),
+    }
+}

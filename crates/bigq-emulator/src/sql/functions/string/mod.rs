@@ -164,6 +164,7 @@ const CONCAT: &[&str] = &[
     "CONCAT(T[, T]) -> STRING",
 ];
 const CONTAINS_SUBSTR: &[&str] = &["CONTAINS_SUBSTR(T, STRING) -> BOOL"];
+const COLLATE: &[&str] = &["COLLATE(STRING, STRING) -> STRING"];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -216,6 +217,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, INITCAP, || udf(INITCAP, chars::initcap)),
     Function::udf(Family::String, CONCAT, || udf_variadic(CONCAT, chars::concat, true)),
     Function::udf(Family::String, CONTAINS_SUBSTR, || udf_variadic(CONTAINS_SUBSTR, search::contains_substr, false)),
+    Function::udf(Family::String, COLLATE, || udf_variadic(COLLATE, chars::collate, false)),
     Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
     Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
     Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
