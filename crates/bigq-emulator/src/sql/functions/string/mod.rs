@@ -1,21 +1,15 @@
 //! String functions: those DataFusion spells otherwise (`FROM_HEX`, `REGEXP_CONTAINS`), and
 //! UDFs for the ones it lacks or gives other semantics, one file per theme.
 
+mod chars;
 mod codec;
 mod format;
+mod regexp;
+mod search;
 mod text;
-
-use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use super::registry::{Family, Function};
 use super::row::{udf, udf_variadic};
-use crate::error::BqResult;
-use crate::sql::ast::{call, function_args};
-
-/// `REGEXP_CONTAINS(text, regex)` as `regexp_like`.
-pub(crate) fn regexp_contains(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
-    Ok(function_args(f).map(|args| call("regexp_like", args)))
-}
 
 const ASCII: &[&str] = &["ASCII(STRING) -> INT64", "ASCII(BYTES) -> INT64"];
 const BYTE_LENGTH: &[&str] = &[
@@ -58,6 +52,119 @@ const TO_CODE_POINTS: &[&str] = &[
 ];
 const TO_HEX: &[&str] = &["TO_HEX(BYTES) -> STRING"];
 const UNICODE: &[&str] = &["UNICODE(STRING) -> INT64"];
+const REGEXP_CONTAINS: &[&str] = &[
+    "REGEXP_CONTAINS(STRING, STRING) -> BOOL",
+    "REGEXP_CONTAINS(BYTES, BYTES) -> BOOL",
+];
+const REGEXP_EXTRACT: &[&str] = &[
+    "REGEXP_EXTRACT(STRING, STRING[, INT64]) -> STRING",
+    "REGEXP_EXTRACT(STRING, STRING, INT64, INT64) -> STRING",
+    "REGEXP_EXTRACT(BYTES, BYTES[, INT64]) -> BYTES",
+    "REGEXP_EXTRACT(BYTES, BYTES, INT64, INT64) -> BYTES",
+];
+const REGEXP_SUBSTR: &[&str] = &[
+    "REGEXP_SUBSTR(STRING, STRING[, INT64]) -> STRING",
+    "REGEXP_SUBSTR(STRING, STRING, INT64, INT64) -> STRING",
+    "REGEXP_SUBSTR(BYTES, BYTES[, INT64]) -> BYTES",
+    "REGEXP_SUBSTR(BYTES, BYTES, INT64, INT64) -> BYTES",
+];
+const REGEXP_EXTRACT_ALL: &[&str] = &[
+    "REGEXP_EXTRACT_ALL(STRING, STRING) -> ARRAY<STRING>",
+    "REGEXP_EXTRACT_ALL(BYTES, BYTES) -> ARRAY<BYTES>",
+];
+const REGEXP_INSTR: &[&str] = &[
+    "REGEXP_INSTR(STRING, STRING[, INT64]) -> INT64",
+    "REGEXP_INSTR(STRING, STRING, INT64, INT64[, INT64]) -> INT64",
+    "REGEXP_INSTR(BYTES, BYTES[, INT64]) -> INT64",
+    "REGEXP_INSTR(BYTES, BYTES, INT64, INT64[, INT64]) -> INT64",
+];
+const REGEXP_REPLACE: &[&str] = &[
+    "REGEXP_REPLACE(STRING, STRING, STRING) -> STRING",
+    "REGEXP_REPLACE(BYTES, BYTES, BYTES) -> BYTES",
+];
+const SUBSTR: &[&str] = &[
+    "SUBSTR(STRING, INT64[, INT64]) -> STRING",
+    "SUBSTR(BYTES, INT64[, INT64]) -> BYTES",
+];
+const SUBSTRING: &[&str] = &[
+    "SUBSTRING(STRING, INT64[, INT64]) -> STRING",
+    "SUBSTRING(BYTES, INT64[, INT64]) -> BYTES",
+];
+const LEFT: &[&str] = &[
+    "LEFT(STRING, INT64) -> STRING",
+    "LEFT(BYTES, INT64) -> BYTES",
+];
+const RIGHT: &[&str] = &[
+    "RIGHT(STRING, INT64) -> STRING",
+    "RIGHT(BYTES, INT64) -> BYTES",
+];
+const LPAD: &[&str] = &[
+    "LPAD(STRING, INT64[, STRING]) -> STRING",
+    "LPAD(BYTES, INT64[, BYTES]) -> BYTES",
+];
+const RPAD: &[&str] = &[
+    "RPAD(STRING, INT64[, STRING]) -> STRING",
+    "RPAD(BYTES, INT64[, BYTES]) -> BYTES",
+];
+const REPEAT: &[&str] = &[
+    "REPEAT(STRING, INT64) -> STRING",
+    "REPEAT(BYTES, INT64) -> BYTES",
+];
+const REVERSE: &[&str] = &["REVERSE(STRING) -> STRING", "REVERSE(BYTES) -> BYTES"];
+const LENGTH: &[&str] = &["LENGTH(STRING) -> INT64", "LENGTH(BYTES) -> INT64"];
+const CHAR_LENGTH: &[&str] = &["CHAR_LENGTH(STRING) -> INT64"];
+const CHARACTER_LENGTH: &[&str] = &["CHARACTER_LENGTH(STRING) -> INT64"];
+const STRPOS: &[&str] = &[
+    "STRPOS(STRING, STRING) -> INT64",
+    "STRPOS(BYTES, BYTES) -> INT64",
+];
+const STARTS_WITH: &[&str] = &[
+    "STARTS_WITH(STRING, STRING) -> BOOL",
+    "STARTS_WITH(BYTES, BYTES) -> BOOL",
+];
+const ENDS_WITH: &[&str] = &[
+    "ENDS_WITH(STRING, STRING) -> BOOL",
+    "ENDS_WITH(BYTES, BYTES) -> BOOL",
+];
+const REPLACE: &[&str] = &[
+    "REPLACE(STRING, STRING, STRING) -> STRING",
+    "REPLACE(BYTES, BYTES, BYTES) -> BYTES",
+];
+const TRANSLATE: &[&str] = &[
+    "TRANSLATE(STRING, STRING, STRING) -> STRING",
+    "TRANSLATE(BYTES, BYTES, BYTES) -> BYTES",
+];
+const TRIM: &[&str] = &[
+    "TRIM(STRING[, STRING]) -> STRING",
+    "TRIM(BYTES, BYTES) -> BYTES",
+];
+const BTRIM: &[&str] = &[
+    "BTRIM(STRING[, STRING]) -> STRING",
+    "BTRIM(BYTES, BYTES) -> BYTES",
+];
+const LTRIM: &[&str] = &[
+    "LTRIM(STRING[, STRING]) -> STRING",
+    "LTRIM(BYTES, BYTES) -> BYTES",
+];
+const RTRIM: &[&str] = &[
+    "RTRIM(STRING[, STRING]) -> STRING",
+    "RTRIM(BYTES, BYTES) -> BYTES",
+];
+const INITCAP: &[&str] = &["INITCAP(STRING[, STRING]) -> STRING"];
+/// BYTES arguments make BYTES (up to a fixed count); any others are cast to STRING.
+const CONCAT: &[&str] = &[
+    "CONCAT(BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
+    "CONCAT(T[, T]) -> STRING",
+];
+const CONTAINS_SUBSTR: &[&str] = &["CONTAINS_SUBSTR(T, STRING) -> BOOL"];
+const COLLATE: &[&str] = &["COLLATE(STRING, STRING) -> STRING"];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
 /// The functions this file makes, for the registry.
@@ -87,5 +194,34 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, TO_HEX, || udf(TO_HEX, codec::to_hex)),
     Function::udf(Family::String, UNICODE, || udf(UNICODE, codec::unicode)),
     Function::udf(Family::String, FORMAT, || udf_variadic(FORMAT, format::format, false)),
-    Function::rewrite(Family::String, &["REGEXP_CONTAINS(STRING, STRING) -> BOOL"], regexp_contains),
+    Function::udf(Family::String, SUBSTR, || udf(SUBSTR, chars::substr)),
+    Function::udf(Family::String, SUBSTRING, || udf(SUBSTRING, chars::substr)),
+    Function::udf(Family::String, LEFT, || udf(LEFT, chars::left)),
+    Function::udf(Family::String, RIGHT, || udf(RIGHT, chars::right)),
+    Function::udf(Family::String, LPAD, || udf(LPAD, chars::lpad)),
+    Function::udf(Family::String, RPAD, || udf(RPAD, chars::rpad)),
+    Function::udf(Family::String, REPEAT, || udf(REPEAT, chars::repeat)),
+    Function::udf(Family::String, REVERSE, || udf(REVERSE, chars::reverse)),
+    Function::udf(Family::String, LENGTH, || udf(LENGTH, chars::length)),
+    Function::udf(Family::String, CHAR_LENGTH, || udf(CHAR_LENGTH, chars::length)),
+    Function::udf(Family::String, CHARACTER_LENGTH, || udf(CHARACTER_LENGTH, chars::length)),
+    Function::udf(Family::String, STRPOS, || udf(STRPOS, chars::strpos)),
+    Function::udf(Family::String, STARTS_WITH, || udf(STARTS_WITH, chars::starts_with)),
+    Function::udf(Family::String, ENDS_WITH, || udf(ENDS_WITH, chars::ends_with)),
+    Function::udf(Family::String, REPLACE, || udf(REPLACE, chars::replace)),
+    Function::udf(Family::String, TRANSLATE, || udf(TRANSLATE, chars::translate)),
+    Function::udf(Family::String, TRIM, || udf(TRIM, chars::trim_both)),
+    Function::udf(Family::String, BTRIM, || udf(BTRIM, chars::trim_both)),
+    Function::udf(Family::String, LTRIM, || udf(LTRIM, chars::ltrim)),
+    Function::udf(Family::String, RTRIM, || udf(RTRIM, chars::rtrim)),
+    Function::udf(Family::String, INITCAP, || udf(INITCAP, chars::initcap)),
+    Function::udf(Family::String, CONCAT, || udf_variadic(CONCAT, chars::concat, true)),
+    Function::udf(Family::String, CONTAINS_SUBSTR, || udf_variadic(CONTAINS_SUBSTR, search::contains_substr, false)),
+    Function::udf(Family::String, COLLATE, || udf_variadic(COLLATE, chars::collate, false)),
+    Function::udf(Family::String, REGEXP_CONTAINS, || udf(REGEXP_CONTAINS, regexp::regexp_contains)),
+    Function::udf(Family::String, REGEXP_EXTRACT, || udf(REGEXP_EXTRACT, regexp::regexp_extract)),
+    Function::udf(Family::String, REGEXP_SUBSTR, || udf(REGEXP_SUBSTR, regexp::regexp_substr)),
+    Function::udf(Family::String, REGEXP_EXTRACT_ALL, || udf(REGEXP_EXTRACT_ALL, regexp::regexp_extract_all)),
+    Function::udf(Family::String, REGEXP_INSTR, || udf(REGEXP_INSTR, regexp::regexp_instr)),
+    Function::udf(Family::String, REGEXP_REPLACE, || udf(REGEXP_REPLACE, regexp::regexp_replace)),
 ];
