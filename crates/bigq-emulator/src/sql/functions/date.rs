@@ -12,6 +12,7 @@ use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 use super::civil::cast_format;
 use super::civil::literal::date_of_text;
 use super::civil::ops::{self, shown};
+use super::civil::row_udfs;
 use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, V, check_date, date_of_days, days_of_date, err, is,
     is_ts, typed, zone_arg,
@@ -254,21 +255,7 @@ fn date_from_unix_date_value(name: &str, args: &[V]) -> DfResult<V> {
     Ok(V::Date(check_date(&shown(name), d)?))
 }
 
-macro_rules! udfs {
-    (@make $name:literal, $typer:path, $eval:path) => {
-        RowUdf::make($name, $typer, $eval)
-    };
-    (@make $name:literal, $typer:path, $eval:path, coerced) => {
-        RowUdf::coerced($name, $typer, $eval, ops::coerce_strings)
-    };
-    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
-        $(pub(crate) fn $f() -> ScalarUDF {
-            udfs!(@make $name, $typer, $eval $(, $c)?)
-        })*
-    };
-}
-
-udfs! {
+row_udfs! {
     unix_date = "unix_date", unix_date_type, unix_date_value;
     date_from_unix_date = "date_from_unix_date", date_from_unix_date_type, date_from_unix_date_value;
     date_trunc = "bigq_date_trunc", ops::trunc_type, ops::trunc, coerced;

@@ -7,6 +7,7 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 
 use super::civil::ops;
+use super::civil::row_udfs;
 use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg,
 };
@@ -65,21 +66,7 @@ fn datetime_udf() -> ScalarUDF {
     RowUdf::make("datetime", datetime_type, datetime_value)
 }
 
-macro_rules! udfs {
-    (@make $name:literal, $typer:path, $eval:path) => {
-        RowUdf::make($name, $typer, $eval)
-    };
-    (@make $name:literal, $typer:path, $eval:path, coerced) => {
-        RowUdf::coerced($name, $typer, $eval, ops::coerce_strings)
-    };
-    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
-        $(fn $f() -> ScalarUDF {
-            udfs!(@make $name, $typer, $eval $(, $c)?)
-        })*
-    };
-}
-
-udfs! {
+row_udfs! {
     datetime_trunc = "bigq_datetime_trunc", ops::trunc_type, ops::trunc, coerced;
     datetime_add = "bigq_datetime_add", ops::add_type, ops::add, coerced;
     datetime_sub = "bigq_datetime_sub", ops::add_type, ops::add, coerced;

@@ -7,6 +7,7 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 
 use super::civil::ops;
+use super::civil::row_udfs;
 use super::civil::{DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg};
 use super::date::{add_or_sub, current, diff_in_part, trunc};
 use super::registry::{Family, Function};
@@ -42,21 +43,7 @@ fn time_udf() -> ScalarUDF {
     RowUdf::make("time", time_type, time_value)
 }
 
-macro_rules! udfs {
-    (@make $name:literal, $typer:path, $eval:path) => {
-        RowUdf::make($name, $typer, $eval)
-    };
-    (@make $name:literal, $typer:path, $eval:path, coerced) => {
-        RowUdf::coerced($name, $typer, $eval, ops::coerce_strings)
-    };
-    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
-        $(fn $f() -> ScalarUDF {
-            udfs!(@make $name, $typer, $eval $(, $c)?)
-        })*
-    };
-}
-
-udfs! {
+row_udfs! {
     time_trunc = "bigq_time_trunc", ops::trunc_type, ops::trunc, coerced;
     time_add = "bigq_time_add", ops::add_type, ops::add, coerced;
     time_sub = "bigq_time_sub", ops::add_type, ops::add, coerced;

@@ -5,14 +5,13 @@
 use chrono::NaiveTime;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result as DfResult;
-use datafusion::logical_expr::ScalarUDF;
 
 use super::civil::format::{self, Civil};
 use super::civil::literal::{self, parse_text};
 use super::civil::ops::{self, shown};
+use super::civil::row_udfs;
 use super::civil::{
-    DATE, DATETIME, INT64, RowUdf, STRING, V, check_ts, err, is, is_ts, timestamp_type, typed,
-    zone_arg,
+    DATE, DATETIME, INT64, STRING, V, check_ts, err, is, is_ts, timestamp_type, typed, zone_arg,
 };
 use super::date::{add_or_sub, diff_in_part, trunc};
 use super::registry::{Family, Function};
@@ -127,21 +126,7 @@ fn from_unix_value(name: &str, args: &[V]) -> DfResult<V> {
     Ok(V::Ts(check_ts(name, m)?))
 }
 
-macro_rules! udfs {
-    (@make $name:literal, $typer:path, $eval:path) => {
-        RowUdf::make($name, $typer, $eval)
-    };
-    (@make $name:literal, $typer:path, $eval:path, coerced) => {
-        RowUdf::coerced($name, $typer, $eval, ops::coerce_strings)
-    };
-    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
-        $(fn $f() -> ScalarUDF {
-            udfs!(@make $name, $typer, $eval $(, $c)?)
-        })*
-    };
-}
-
-udfs! {
+row_udfs! {
     timestamp_ctor = "timestamp", timestamp_ctor_type, timestamp_value;
     string_udf = "string", string_type, string_value;
     date_literal = "bigq_date_literal", literal::literal_type, literal::literal;
