@@ -11,8 +11,8 @@ use datafusion::sql::sqlparser::ast::{self, Expr, Value};
 
 use super::civil::cast_format;
 use super::civil::literal::date_of_text;
+use super::civil::ops::row_udfs;
 use super::civil::ops::{self, shown};
-use super::civil::row_udfs;
 use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, V, check_date, date_of_days, days_of_date, err, is,
     is_ts, typed, zone_arg,

@@ -7,7 +7,7 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 
 use super::civil::ops;
-use super::civil::row_udfs;
+use super::civil::ops::row_udfs;
 use super::civil::{
     DATE, DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg,
 };

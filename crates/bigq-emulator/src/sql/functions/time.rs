@@ -7,7 +7,7 @@ use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::ScalarUDF;
 
 use super::civil::ops;
-use super::civil::row_udfs;
+use super::civil::ops::row_udfs;
 use super::civil::{DATETIME, INT64, RowUdf, STRING, TIME, V, err, is, is_ts, typed, zone_arg};
 use super::date::{add_or_sub, current, diff_in_part, trunc};
 use super::registry::{Family, Function};

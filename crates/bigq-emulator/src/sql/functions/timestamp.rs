@@ -8,8 +8,8 @@ use datafusion::common::Result as DfResult;
 
 use super::civil::format::{self, Civil};
 use super::civil::literal::{self, parse_text};
+use super::civil::ops::row_udfs;
 use super::civil::ops::{self, shown};
-use super::civil::row_udfs;
 use super::civil::{
     DATE, DATETIME, INT64, STRING, V, check_ts, err, is, is_ts, timestamp_type, typed, zone_arg,
 };

@@ -459,3 +459,25 @@ pub(crate) fn parse_value(name: &str, args: &[V]) -> DfResult<V> {
         }
     })
 }
+
+/// `name = "sql_name", typer, eval[, coerced];` lines as `pub(crate) fn name() -> ScalarUDF`
+/// constructors of [`RowUdf`]s (`coerced`: text arguments cast to the civil types first).
+macro_rules! row_udfs {
+    (@make $name:literal, $typer:path, $eval:path) => {
+        $crate::sql::functions::civil::RowUdf::make($name, $typer, $eval)
+    };
+    (@make $name:literal, $typer:path, $eval:path, coerced) => {
+        $crate::sql::functions::civil::RowUdf::coerced(
+            $name,
+            $typer,
+            $eval,
+            $crate::sql::functions::civil::ops::coerce_strings,
+        )
+    };
+    ($($f:ident = $name:literal, $typer:path, $eval:path $(, $c:ident)?;)*) => {
+        $(pub(crate) fn $f() -> datafusion::logical_expr::ScalarUDF {
+            row_udfs!(@make $name, $typer, $eval $(, $c)?)
+        })*
+    };
+}
+pub(crate) use row_udfs;
