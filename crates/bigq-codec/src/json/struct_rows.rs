@@ -34,17 +34,13 @@
 
 use std::borrow::Cow;
 
-use crate::proto::wire::{self, end_len, put_varint};
+use crate::proto::wire::{self, FIXED64, LEN, MAX_DEPTH, Reader, VARINT, end_len, put_varint};
 use crate::{CodecError, CodecErrorKind};
 
 /// The field number of `rows` in the v2 `QueryResponse`.
 pub const QUERY_RESPONSE_ROWS_TAG: u32 = 6;
 /// The field number of `rows` in the v2 `GetQueryResultsResponse`.
 pub const GET_QUERY_RESULTS_ROWS_TAG: u32 = 7;
-
-/// Nesting depth of `Struct`/`ListValue` beyond which a message is rejected (prost's
-/// recursion limit too).
-const MAX_DEPTH: u32 = 100;
 
 /// A protobuf message with its struct-encoded rows taken out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,13 +68,11 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>,
         rows: 0,
     };
     let mut r = Reader::new(message);
-    while !r.is_empty() {
-        let start = r.pos;
-        let (tag, wire) = r.key().map_err(|e| e.at("the message"))?;
+    while !r.at_end() {
+        let start = r.pos();
+        let (tag, wire) = r.next_field().map_err(|e| e.at("the message"))?;
         if tag == rows_tag {
-            let row = r
-                .expect_len(wire, "a row")
-                .map_err(|e| e.at("the message"))?;
+            let row = r.value_of(wire, "a row").map_err(|e| e.at("the message"))?;
             if out.rows == 0 {
                 // The first row: from here on the other fields are copied, and the JSON
                 // takes about as many bytes as the rows do.
@@ -90,9 +84,9 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>,
             write_struct(row, &mut out.body, 0).map_err(|e| e.at_row(out.rows))?;
             out.rows += 1;
         } else {
-            r.skip(tag, wire).map_err(|e| e.at("the message"))?;
+            r.skip_unknown(tag, wire).map_err(|e| e.at("the message"))?;
             if let Cow::Owned(rest) = &mut out.rest {
-                rest.extend_from_slice(&message[start..r.pos]);
+                rest.extend_from_slice(&message[start..r.pos()]);
             }
         }
     }
@@ -102,11 +96,11 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>,
 
 /// What was wrong, before it is placed (row or message).
 #[derive(Debug)]
-struct WireError(String);
+struct Problem(String);
 
-impl WireError {
+impl Problem {
     fn new(what: impl Into<String>) -> Self {
-        WireError(what.into())
+        Problem(what.into())
     }
 
     fn at(self, place: &str) -> CodecError {
@@ -125,145 +119,50 @@ impl WireError {
     }
 }
 
-/// Protobuf wire types.
-const VARINT: u8 = 0;
-const FIXED64: u8 = 1;
-const LEN: u8 = 2;
-const START_GROUP: u8 = 3;
-const END_GROUP: u8 = 4;
-const FIXED32: u8 = 5;
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+impl From<wire::WireError> for Problem {
+    fn from(e: wire::WireError) -> Self {
+        Problem(e.to_string())
+    }
 }
 
-impl<'a> Reader<'a> {
-    #[inline]
-    fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
+/// Reading the fields of a message: keys checked, unknown fields skipped (groups too), a
+/// length-delimited value taken where one must be, each failure placed in words.
+trait Fields<'a> {
+    fn next_field(&mut self) -> Result<(u32, u32), Problem>;
+    fn skip_unknown(&mut self, number: u32, wire: u32) -> Result<(), Problem>;
+    fn value_of(&mut self, wire: u32, what: &str) -> Result<&'a [u8], Problem>;
+}
+
+impl<'a> Fields<'a> for Reader<'a> {
+    #[inline(always)]
+    fn next_field(&mut self) -> Result<(u32, u32), Problem> {
+        Ok(self.field()?)
     }
 
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.pos >= self.buf.len()
+    fn skip_unknown(&mut self, number: u32, wire: u32) -> Result<(), Problem> {
+        Ok(self.skip_field(number, wire)?)
     }
 
     #[inline(always)]
-    fn varint(&mut self) -> Result<u64, WireError> {
-        // One- and two-byte varints (every tag, field numbers above 15 included, and most
-        // lengths here) inline, the rest out of line.
-        match self.buf.get(self.pos..self.pos + 2) {
-            Some(&[b, _]) if b < 0x80 => {
-                self.pos += 1;
-                Ok(u64::from(b))
-            }
-            Some(&[b, c]) if c < 0x80 => {
-                self.pos += 2;
-                Ok(u64::from(b & 0x7f) | u64::from(c) << 7)
-            }
-            _ => self.long_varint(),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn long_varint(&mut self) -> Result<u64, WireError> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let Some(&b) = self.buf.get(self.pos) else {
-                return Err(WireError::new("truncated varint"));
-            };
-            self.pos += 1;
-            v |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Ok(v);
-            }
-        }
-        Err(WireError::new("varint longer than 10 bytes"))
-    }
-
-    #[inline(always)]
-    fn key(&mut self) -> Result<(u32, u8), WireError> {
-        let k = self.varint()?;
-        let tag = k >> 3;
-        if tag == 0 || tag > u64::from(u32::MAX >> 3) {
-            return Err(WireError::new(format!("invalid field number {tag}")));
-        }
-        Ok((tag as u32, (k & 7) as u8))
-    }
-
-    #[inline(always)]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
-        match self.pos.checked_add(n) {
-            Some(end) if end <= self.buf.len() => {
-                let s = &self.buf[self.pos..end];
-                self.pos = end;
-                Ok(s)
-            }
-            _ => Err(WireError::new(format!(
-                "a field of {n} bytes where {} remain",
-                self.buf.len() - self.pos
-            ))),
-        }
-    }
-
-    #[inline(always)]
-    fn len_bytes(&mut self) -> Result<&'a [u8], WireError> {
-        let n = self.varint()?;
-        let n = usize::try_from(n).map_err(|_| WireError::new("length out of range"))?;
-        self.take(n)
-    }
-
-    #[inline(always)]
-    fn expect_len(&mut self, wire: u8, what: &str) -> Result<&'a [u8], WireError> {
+    fn value_of(&mut self, wire: u32, what: &str) -> Result<&'a [u8], Problem> {
         if wire != LEN {
-            return Err(WireError::new(format!(
+            return Err(Problem::new(format!(
                 "{what} has wire type {wire}, not length-delimited"
             )));
         }
-        self.len_bytes()
-    }
-
-    /// Skips the value of a field `tag` of wire type `wire` (an unknown field).
-    fn skip(&mut self, tag: u32, wire: u8) -> Result<(), WireError> {
-        self.skip_at(tag, wire, 0)
-    }
-
-    fn skip_at(&mut self, tag: u32, wire: u8, depth: u32) -> Result<(), WireError> {
-        match wire {
-            VARINT => self.varint().map(drop),
-            FIXED64 => self.take(8).map(drop),
-            LEN => self.len_bytes().map(drop),
-            FIXED32 => self.take(4).map(drop),
-            // A group (deprecated, but valid protobuf): fields up to its end-group key.
-            START_GROUP if depth < MAX_DEPTH => loop {
-                if self.is_empty() {
-                    return Err(WireError::new(format!("group {tag} has no end")));
-                }
-                match self.key()? {
-                    (t, END_GROUP) if t == tag => return Ok(()),
-                    (t, END_GROUP) => {
-                        return Err(WireError::new(format!("group {tag} ended by {t}")));
-                    }
-                    (t, w) => self.skip_at(t, w, depth + 1)?,
-                }
-            },
-            START_GROUP => Err(WireError::new("nesting deeper than 100 levels")),
-            other => Err(WireError::new(format!("unexpected wire type {other}"))),
-        }
+        Ok(self.len_delimited()?)
     }
 }
 
-fn utf8<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, WireError> {
-    std::str::from_utf8(bytes).map_err(|_| WireError::new(format!("{what} is not UTF-8")))
+fn utf8<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, Problem> {
+    std::str::from_utf8(bytes).map_err(|_| Problem::new(format!("{what} is not UTF-8")))
 }
 
 /// Protobuf string bytes as a JSON string. Printable ASCII other than `"` and `\\` (every
 /// key and most BigQuery cells: numbers, dates, plain text) is copied as it is; anything
 /// else is checked as UTF-8 and escaped by serde_json.
 #[inline(always)]
-fn write_json_str(bytes: &[u8], what: &str, out: &mut Vec<u8>) -> Result<(), WireError> {
+fn write_json_str(bytes: &[u8], what: &str, out: &mut Vec<u8>) -> Result<(), Problem> {
     if bytes
         .iter()
         .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
@@ -286,37 +185,37 @@ fn escape_json_str(s: &str, out: &mut Vec<u8>) {
 }
 
 /// A `google.protobuf.Struct` as a JSON object.
-fn write_struct(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+fn write_struct(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), Problem> {
     if depth >= MAX_DEPTH {
-        return Err(WireError::new("nesting deeper than 100 levels"));
+        return Err(wire::WireError::TooDeep.into());
     }
     out.push(b'{');
     let mut first = true;
     let mut r = Reader::new(bytes);
-    while !r.is_empty() {
-        let (tag, wire) = r.key()?;
+    while !r.at_end() {
+        let (tag, wire) = r.next_field()?;
         if tag != 1 {
-            r.skip(tag, wire)?;
+            r.skip_unknown(tag, wire)?;
             continue;
         }
         // A map entry: key (1) and value (2), either possibly absent.
-        let entry = r.expect_len(wire, "a Struct field")?;
+        let entry = r.value_of(wire, "a Struct field")?;
         // A field that comes twice counts once (the later), but both must be well formed.
         let (mut key, mut value, mut replaced) = (&[][..], None, Vec::new());
         let mut e = Reader::new(entry);
-        while !e.is_empty() {
-            match e.key()? {
+        while !e.at_end() {
+            match e.next_field()? {
                 (1, w) => {
-                    key = e.expect_len(w, "a Struct key")?;
+                    key = e.value_of(w, "a Struct key")?;
                     if !key.is_ascii() {
                         utf8(key, "a Struct key")?;
                     }
                 }
                 (2, w) => {
-                    let v = e.expect_len(w, "a Struct value")?;
+                    let v = e.value_of(w, "a Struct value")?;
                     replaced.extend(value.replace(v));
                 }
-                (t, w) => e.skip(t, w)?,
+                (t, w) => e.skip_unknown(t, w)?,
             }
         }
         for v in replaced {
@@ -338,25 +237,25 @@ fn write_struct(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireE
 
 /// A `google.protobuf.Value` as JSON. Of its `kind` fields the last one on the wire wins,
 /// as protobuf has it for a `oneof`; no field is JSON `null`.
-fn write_value(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+fn write_value(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), Problem> {
     let mut r = Reader::new(bytes);
     // Each kind is written as it comes (so a malformed one is an error even when a later
     // one replaces it, as for prost); a later kind takes the place of an earlier one.
     let start = out.len();
     let mut any = false;
-    while !r.is_empty() {
-        let (tag, wire) = r.key()?;
+    while !r.at_end() {
+        let (tag, wire) = r.next_field()?;
         let expected = match tag {
             1 | 4 => VARINT,
             2 => FIXED64,
             3 | 5 | 6 => LEN,
             _ => {
-                r.skip(tag, wire)?;
+                r.skip_unknown(tag, wire)?;
                 continue;
             }
         };
         if wire != expected {
-            return Err(WireError::new(format!(
+            return Err(Problem::new(format!(
                 "google.protobuf.Value field {tag} has wire type {wire}"
             )));
         }
@@ -368,14 +267,12 @@ fn write_value(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireEr
                 out.extend_from_slice(b"null");
             }
             2 => {
-                let mut le = [0u8; 8];
-                le.copy_from_slice(r.take(8)?);
-                write_number(f64::from_le_bytes(le), out);
+                write_number(f64::from_bits(r.fixed64()?), out);
             }
-            3 => write_json_str(r.len_bytes()?, "a string value", out)?,
+            3 => write_json_str(r.len_delimited()?, "a string value", out)?,
             4 => out.extend_from_slice(if r.varint()? != 0 { b"true" } else { b"false" }),
-            5 => write_struct(r.len_bytes()?, out, depth + 1)?,
-            _ => write_list(r.len_bytes()?, out, depth + 1)?,
+            5 => write_struct(r.len_delimited()?, out, depth + 1)?,
+            _ => write_list(r.len_delimited()?, out, depth + 1)?,
         }
     }
     if !any {
@@ -399,24 +296,24 @@ fn write_number(n: f64, out: &mut Vec<u8>) {
 }
 
 /// A `google.protobuf.ListValue` as a JSON array.
-fn write_list(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), WireError> {
+fn write_list(bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<(), Problem> {
     if depth >= MAX_DEPTH {
-        return Err(WireError::new("nesting deeper than 100 levels"));
+        return Err(wire::WireError::TooDeep.into());
     }
     out.push(b'[');
     let mut first = true;
     let mut r = Reader::new(bytes);
-    while !r.is_empty() {
-        match r.key()? {
+    while !r.at_end() {
+        match r.next_field()? {
             (1, w) => {
-                let v = r.expect_len(w, "a list item")?;
+                let v = r.value_of(w, "a list item")?;
                 if !first {
                     out.push(b',');
                 }
                 first = false;
                 write_value(v, out, depth + 1)?;
             }
-            (t, w) => r.skip(t, w)?,
+            (t, w) => r.skip_unknown(t, w)?,
         }
     }
     out.push(b']');
@@ -903,7 +800,7 @@ mod tests {
     #[test]
     fn malformed_messages_are_errors_naming_the_problem() {
         // A row whose length runs past the end.
-        assert!(err(&[0x3a, 0x05, 0x0a]).contains("a field of 5 bytes where 1 remain"));
+        assert!(err(&[0x3a, 0x05, 0x0a]).contains("truncated field"));
         // A truncated varint in the message.
         assert!(err(&[0x28, 0x80]).contains("truncated varint"));
         // Rows with the wrong wire type.

@@ -12,8 +12,16 @@ pub const VARINT: u32 = 0;
 pub const FIXED64: u32 = 1;
 /// Wire type of a length-delimited value (`string`, `bytes`, messages, packed runs).
 pub const LEN: u32 = 2;
+/// Wire type of the start of a group (deprecated proto2 groups; skipped, never read).
+pub const START_GROUP: u32 = 3;
+/// Wire type of the end of a group.
+pub const END_GROUP: u32 = 4;
 /// Wire type of a 32-bit fixed value (`float`, `fixed32`, `sfixed32`).
 pub const FIXED32: u32 = 5;
+
+/// Nesting depth of groups (and, for callers that recurse into messages, of messages) beyond
+/// which input is rejected, as prost's recursion limit rejects it.
+pub const MAX_DEPTH: u32 = 100;
 
 /// A field key (number << 3 | wire type) as its varint bytes, computed once per field.
 #[derive(Clone, Copy, Debug)]
@@ -151,6 +159,19 @@ pub enum WireError {
     Truncated,
     /// A wire type rows never use: groups (3, 4) or one protobuf does not define.
     UnsupportedWireType(u32),
+    /// A field number of 0 or above 2^29 - 1.
+    InvalidFieldNumber(u64),
+    /// A group whose end-group key never comes.
+    UnterminatedGroup(u64),
+    /// A group ended by the end-group key of another field.
+    MismatchedGroup {
+        /// The group's field number.
+        open: u64,
+        /// The field number of the end-group key that ended it.
+        close: u64,
+    },
+    /// Groups (or messages) nested deeper than [`MAX_DEPTH`].
+    TooDeep,
 }
 
 impl std::fmt::Display for WireError {
@@ -159,7 +180,13 @@ impl std::fmt::Display for WireError {
             WireError::TruncatedVarint => f.write_str("truncated varint"),
             WireError::MalformedVarint => f.write_str("malformed varint"),
             WireError::Truncated => f.write_str("truncated field"),
-            WireError::UnsupportedWireType(w) => write!(f, "unsupported wire type {w}"),
+            WireError::UnsupportedWireType(w) => write!(f, "unexpected wire type {w}"),
+            WireError::InvalidFieldNumber(n) => write!(f, "invalid field number {n}"),
+            WireError::UnterminatedGroup(n) => write!(f, "group {n} has no end"),
+            WireError::MismatchedGroup { open, close } => {
+                write!(f, "group {open} ended by {close}")
+            }
+            WireError::TooDeep => write!(f, "nesting deeper than {MAX_DEPTH} levels"),
         }
     }
 }
@@ -198,13 +225,24 @@ impl<'a> Reader<'a> {
     /// Reads a varint (at most ten bytes).
     #[inline]
     pub fn varint(&mut self) -> Result<u64, WireError> {
-        // The common one-byte case first.
-        if let Some(&b) = self.buf.get(self.pos)
-            && b < 0x80
-        {
-            self.pos += 1;
-            return Ok(u64::from(b));
+        // One- and two-byte varints (every key of a field numbered below 2048, most lengths)
+        // inline, the rest out of line.
+        match self.buf.get(self.pos..self.pos + 2) {
+            Some(&[b, _]) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            Some(&[b, c]) if c < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(b & 0x7f) | (u64::from(c) << 7))
+            }
+            _ => self.long_varint(),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn long_varint(&mut self) -> Result<u64, WireError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = *self.buf.get(self.pos).ok_or(WireError::TruncatedVarint)?;
@@ -222,6 +260,16 @@ impl<'a> Reader<'a> {
     pub fn key(&mut self) -> Result<(u64, u32), WireError> {
         let key = self.varint()?;
         Ok((key >> 3, (key & 7) as u32))
+    }
+
+    /// Reads a field key and checks its field number is one protobuf allows (1 ..= 2^29 - 1).
+    #[inline]
+    pub fn field(&mut self) -> Result<(u32, u32), WireError> {
+        let (number, wire) = self.key()?;
+        match u32::try_from(number) {
+            Ok(n) if n > 0 && n < 1 << 29 => Ok((n, wire)),
+            _ => Err(WireError::InvalidFieldNumber(number)),
+        }
     }
 
     /// Reads a zigzag varint (`sint32`, `sint64`).
@@ -289,6 +337,47 @@ impl<'a> Reader<'a> {
             _ => return Err(WireError::UnsupportedWireType(wire)),
         }
         Ok(())
+    }
+
+    /// Skips the value of field `number` of wire type `wire`, groups included (deprecated,
+    /// but valid protobuf: the fields up to the group's end-group key), as a reader of
+    /// messages it does not own the schema of must.
+    pub fn skip_field(&mut self, number: u32, wire: u32) -> Result<(), WireError> {
+        self.skip_field_at(number, wire, 0)
+    }
+
+    fn skip_field_at(&mut self, number: u32, wire: u32, depth: u32) -> Result<(), WireError> {
+        if wire != START_GROUP {
+            return self.skip(wire);
+        }
+        if depth >= MAX_DEPTH {
+            return Err(WireError::TooDeep);
+        }
+        loop {
+            if self.at_end() {
+                return Err(WireError::UnterminatedGroup(number.into()));
+            }
+            match self.field()? {
+                (n, END_GROUP) if n == number => return Ok(()),
+                (n, END_GROUP) => {
+                    return Err(WireError::MismatchedGroup {
+                        open: number.into(),
+                        close: n.into(),
+                    });
+                }
+                (n, w) => self.skip_field_at(n, w, depth + 1)?,
+            }
+        }
+    }
+
+    /// Reads the length-delimited value of a field whose wire type must be [`LEN`].
+    #[inline]
+    pub fn expect_len(&mut self, wire: u32) -> Result<&'a [u8], WireError> {
+        if wire == LEN {
+            self.len_delimited()
+        } else {
+            Err(WireError::UnsupportedWireType(wire))
+        }
     }
 }
 
