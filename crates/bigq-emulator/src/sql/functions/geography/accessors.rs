@@ -1,12 +1,15 @@
 //! Geography accessors: `ST_X`, `ST_Y`, `ST_POINTN`, `ST_STARTPOINT`, `ST_ENDPOINT`,
 //! `ST_ISCLOSED`, `ST_ISRING` and `ST_DUMP` (the ones of a parsed value alone, `ST_DIMENSION`,
-//! `ST_GEOMETRYTYPE`, `ST_NPOINTS`, ..., are methods of [`Geo`]).
+//! `ST_GEOMETRYTYPE`, `ST_NPOINTS`, ..., are methods of [`super::value::Geography`]).
 
 use datafusion::common::Result as DfResult;
 
 use super::rows::{Arg, Out, exec, fail, geo, line_of, point_of};
 use super::sphere::{V3, arcs_meet, s2_round_trip, same, xyz};
-use super::value::Geo;
+use geo::HasDimensions;
+use geo_types::{Coord, Geometry, LineString};
+
+use super::value::{Geo, empty, point};
 
 pub(super) fn st_x(n: &str, a: &[Arg]) -> DfResult<Out> {
     Ok(Out::Float(s2_round_trip(&point_of(n, &geo(n, &a[0])?)?).x))
@@ -29,30 +32,29 @@ pub(super) fn st_pointn(n: &str, a: &[Arg]) -> DfResult<Out> {
             &format!("index {k} is out of range for a linestring of {len} points"),
         ));
     }
-    Ok(Out::Geo(Geo::Point(line[at as usize])))
+    Ok(Out::Geo(point(line[at as usize])))
 }
 
 pub(super) fn st_startpoint(n: &str, a: &[Arg]) -> DfResult<Out> {
     let line = line_of(n, &geo(n, &a[0])?)?;
-    Ok(Out::Geo(
-        line.first()
-            .map_or(Geo::Collection(vec![]), |c| Geo::Point(*c)),
-    ))
+    Ok(Out::Geo(line.first().map_or_else(empty, |c| point(*c))))
 }
 
 pub(super) fn st_endpoint(n: &str, a: &[Arg]) -> DfResult<Out> {
     let line = line_of(n, &geo(n, &a[0])?)?;
-    Ok(Out::Geo(
-        line.last()
-            .map_or(Geo::Collection(vec![]), |c| Geo::Point(*c)),
-    ))
+    Ok(Out::Geo(line.last().map_or_else(empty, |c| point(*c))))
+}
+
+/// Whether a line ends where it starts.
+pub(super) fn closed_line(c: &[Coord]) -> bool {
+    c.len() > 1 && same(&c[0], &c[c.len() - 1])
 }
 
 pub(super) fn is_closed(g: &Geo) -> bool {
     match g {
-        Geo::LineString(c) => c.len() > 1 && same(&c[0], &c[c.len() - 1]),
-        Geo::MultiLineString(l) => l.iter().all(|c| is_closed(&Geo::LineString(c.clone()))),
-        Geo::Collection(g) => g.iter().all(is_closed),
+        Geometry::LineString(l) => closed_line(&l.0),
+        Geometry::MultiLineString(m) => m.0.iter().all(|l| closed_line(&l.0)),
+        Geometry::GeometryCollection(g) => g.iter().all(is_closed),
         _ => true,
     }
 }
@@ -65,7 +67,7 @@ pub(super) fn st_isclosed(n: &str, a: &[Arg]) -> DfResult<Out> {
 /// A closed linestring whose edges meet only where they follow each other.
 pub(super) fn st_isring(n: &str, a: &[Arg]) -> DfResult<Out> {
     let g = geo(n, &a[0])?;
-    let Geo::LineString(c) = &g else {
+    let Geometry::LineString(LineString(c)) = &g else {
         return Ok(Out::Bool(false));
     };
     if !is_closed(&g) || c.len() < 4 {
@@ -89,10 +91,10 @@ pub(super) fn st_isring(n: &str, a: &[Arg]) -> DfResult<Out> {
 
 fn dump(g: Geo, out: &mut Vec<Geo>) {
     match g {
-        Geo::MultiPoint(c) => out.extend(c.into_iter().map(Geo::Point)),
-        Geo::MultiLineString(l) => out.extend(l.into_iter().map(Geo::LineString)),
-        Geo::MultiPolygon(p) => out.extend(p.into_iter().map(Geo::Polygon)),
-        Geo::Collection(g) => g.into_iter().for_each(|g| dump(g, out)),
+        Geometry::MultiPoint(m) => out.extend(m.0.into_iter().map(Geometry::Point)),
+        Geometry::MultiLineString(m) => out.extend(m.0.into_iter().map(Geometry::LineString)),
+        Geometry::MultiPolygon(m) => out.extend(m.0.into_iter().map(Geometry::Polygon)),
+        Geometry::GeometryCollection(g) => g.0.into_iter().for_each(|g| dump(g, out)),
         simple => out.push(simple),
     }
 }

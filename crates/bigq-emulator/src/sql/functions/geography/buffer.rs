@@ -18,7 +18,9 @@ use datafusion::common::Result as DfResult;
 
 use super::rows::{Arg, Out, fail, geo};
 use super::sphere::{EARTH_RADIUS_M, V3, cross, dot, lnglat, xyz};
-use super::value::{Geo, unsupported};
+use geo_types::Geometry;
+
+use super::value::{Geography, empty, polygon, unsupported};
 
 /// Half the distance from 1 to the next double, S2's `DBL_ERR`.
 const DBL_ERR: f64 = f64::EPSILON / 2.0;
@@ -181,8 +183,8 @@ pub(super) fn st_buffer(n: &str, a: &[Arg]) -> DfResult<Out> {
         ));
     }
     let c = match &g {
-        Geo::Point(c) => *c,
-        Geo::Collection(parts) if parts.is_empty() => return Ok(Out::Geo(g)),
+        Geometry::Point(p) => p.0,
+        Geometry::GeometryCollection(parts) if parts.0.is_empty() => return Ok(Out::Geo(g)),
         other => {
             return Err(unsupported(&format!(
                 "{n} of a {} (bigq-emulator buffers single points)",
@@ -193,11 +195,11 @@ pub(super) fn st_buffer(n: &str, a: &[Arg]) -> DfResult<Out> {
     let radius = metres / EARTH_RADIUS_M;
     let out = match disc(xyz(&c), radius, 4.0 * quarter).map_err(|e| unsupported(&e))? {
         Disc::Point => g,
-        Disc::Empty => Geo::Collection(vec![]),
+        Disc::Empty => empty(),
         Disc::Polygon(v) => {
             let mut ring: Vec<_> = v.into_iter().map(lnglat).collect();
             ring.push(ring[0]);
-            Geo::Polygon(vec![ring])
+            polygon(vec![ring])
         }
     };
     Ok(Out::Geo(out))
@@ -206,6 +208,7 @@ pub(super) fn st_buffer(n: &str, a: &[Arg]) -> DfResult<Out> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::functions::geography::value::Geo;
 
     fn buffer(args: Vec<Arg>) -> DfResult<String> {
         match st_buffer("st_buffer", &args)? {

@@ -7,11 +7,11 @@ use datafusion::arrow::array::{Array, StringBuilder};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
-use wkt::types::Coord;
+use geo_types::{Coord, Geometry};
 
 use super::rows::{Arg, Out, exec, fail, floats, geo, geos, line_of};
-use super::sphere::{close_ring, same};
-use super::value::Geo;
+use super::sphere::{close_ring, coord, same};
+use super::value::{Geography, empty, linestring, point, polygon};
 use crate::sql::functions::udf::{arrays, result};
 
 pub(super) fn st_geogpoint() -> ScalarUDF {
@@ -39,15 +39,7 @@ pub(super) fn st_geogpoint() -> ScalarUDF {
             } else {
                 (lon + 180.0).rem_euclid(360.0) - 180.0
             };
-            out.append_value(
-                Geo::Point(Coord {
-                    x: lon,
-                    y: lat,
-                    z: None,
-                    m: None,
-                })
-                .wkt(),
-            );
+            out.append_value(point(coord(lon, lat)).wkt());
         }
         result(Arc::new(out.finish()), args)
     };
@@ -69,8 +61,8 @@ pub(super) fn st_makeline(n: &str, a: &[Arg]) -> DfResult<Out> {
     let mut line: Vec<Coord> = Vec::new();
     for p in parts {
         let cs = match p {
-            Geo::Point(c) => vec![c],
-            Geo::LineString(c) => c,
+            Geometry::Point(p) => vec![p.0],
+            Geometry::LineString(l) => l.0,
             other => {
                 return Err(fail(
                     n,
@@ -87,10 +79,10 @@ pub(super) fn st_makeline(n: &str, a: &[Arg]) -> DfResult<Out> {
     if line.len() < 2 {
         return Err(fail(n, "a line needs at least two distinct points"));
     }
-    Ok(Out::Geo(Geo::LineString(line)))
+    Ok(Out::Geo(linestring(line)))
 }
 
-fn ring_of(n: &str, g: &Geo) -> DfResult<Vec<Coord>> {
+fn ring_of(n: &str, g: &Geometry) -> DfResult<Vec<Coord>> {
     let r = close_ring(&line_of(n, g)?);
     if r.len() < 4 {
         return Err(fail(
@@ -108,7 +100,7 @@ pub(super) fn st_makepolygon(n: &str, a: &[Arg]) -> DfResult<Out> {
             rings.push(ring_of(n, &h)?);
         }
     }
-    Ok(Out::Geo(Geo::Polygon(rings)))
+    Ok(Out::Geo(polygon(rings)))
 }
 
 pub(super) fn st_makepolygonoriented(n: &str, a: &[Arg]) -> DfResult<Out> {
@@ -117,7 +109,7 @@ pub(super) fn st_makepolygonoriented(n: &str, a: &[Arg]) -> DfResult<Out> {
         .map(|g| ring_of(n, g))
         .collect::<DfResult<Vec<_>>>()?;
     if rings.is_empty() {
-        return Ok(Out::Geo(Geo::Collection(vec![])));
+        return Ok(Out::Geo(empty()));
     }
-    Ok(Out::Geo(Geo::Polygon(rings)))
+    Ok(Out::Geo(polygon(rings)))
 }

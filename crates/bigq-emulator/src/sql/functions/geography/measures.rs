@@ -1,14 +1,15 @@
 //! Geography measures on the sphere: `ST_AREA`, `ST_PERIMETER` and `ST_MAXDISTANCE` (of
-//! points); `ST_LENGTH` is [`Geo::length`], `ST_DISTANCE` of points
+//! points); `ST_LENGTH` is [`Geography::length`], `ST_DISTANCE` of points
 //! [`super::rows::two_points`].
 
 use datafusion::common::Result as DfResult;
-use wkt::types::Coord;
+use geo::HasDimensions;
+use geo_types::Coord;
 
 use super::parts::Parts;
 use super::rows::{Arg, Out, fail, geo};
 use super::sphere::{EARTH_RADIUS_M, close_ring, closed, cross, distance, dot};
-use super::value::{Geo, unsupported};
+use super::value::{Geography, linestring, unsupported};
 
 /// The area of one ring on the sphere, in steradians: the sum of the signed areas of the
 /// triangles fanned from its first vertex (Girard's excess through the vector formula
@@ -67,7 +68,7 @@ pub(super) fn st_perimeter(n: &str, a: &[Arg]) -> DfResult<Out> {
         .polygons
         .iter()
         .flatten()
-        .map(|ring| Geo::LineString(close_ring(ring)).length())
+        .map(|ring| linestring(close_ring(ring)).length())
         .sum();
     Ok(Out::Float(total))
 }
@@ -96,7 +97,8 @@ pub(super) fn st_maxdistance(n: &str, a: &[Arg]) -> DfResult<Out> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wkt::types::Coord;
+    use crate::sql::functions::geography::sphere::coord;
+    use crate::sql::functions::geography::value::Geo;
 
     #[test]
     fn measures() {
@@ -110,18 +112,7 @@ mod tests {
             g("GEOMETRYCOLLECTION(POINT(0 0), LINESTRING(1 1,2 2))").dimension(),
             1
         );
-        let ny = Coord {
-            x: -74.0060,
-            y: 40.7128,
-            z: None,
-            m: None,
-        };
-        let la = Coord {
-            x: -118.2437,
-            y: 34.0522,
-            z: None,
-            m: None,
-        };
+        let (ny, la) = (coord(-74.0060, 40.7128), coord(-118.2437, 34.0522));
         // BigQuery: 3935752.4322054763 m for the line, 0 for a point.
         let l = g("LINESTRING(-74.0060 40.7128, -118.2437 34.0522)").length();
         assert!((l - 3_935_752.432_205_476).abs() < 1e-3, "{l}");

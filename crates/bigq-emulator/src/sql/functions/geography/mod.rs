@@ -1,6 +1,10 @@
-//! Geography functions. A GEOGRAPHY value is WKT text ([`value`]); what BigQuery computes on
-//! the sphere with S2 is computed on the unit sphere here ([`sphere`], [`parts`]): edges are
-//! great-circle arcs, distances great-circle distances on S2's Earth radius. What is not
+//! Geography functions. A GEOGRAPHY value is WKT text on the wire, a [`geo_types::Geometry`]
+//! while computed on ([`value`]). The georust crates do what they do as BigQuery does: `wkt`,
+//! `wkb` and `geojson` read the formats, `wkb` writes WKB, `geo`'s haversine gives distances
+//! and lengths on S2's Earth radius. BigQuery computes on the sphere with S2, where edges
+//! are great-circle arcs, so what `geo` computes on the plane (predicates, centroids, hulls,
+//! overlays, simplification) is computed here on the unit sphere instead ([`sphere`],
+//! [`parts`]), and WKT and GeoJSON are written in BigQuery's own number format. What is not
 //! served (buffers of lines and polygons, overlays of lines, measures on the spheroid) is
 //! refused by name rather than given planar answers.
 //!
@@ -32,8 +36,10 @@ use datafusion::arrow::array::{BooleanBuilder, Float64Builder, Int64Builder, Str
 use datafusion::arrow::datatypes::DataType;
 use datafusion::logical_expr::ScalarUDF;
 
+use geo::HasDimensions;
+
 use self::rows::{PointPair, geo_list, two_points, udf, unary};
-use self::value::Geo;
+use self::value::{Geo, Geography};
 
 pub(crate) use self::transformations::st_union_agg;
 use super::registry::{Family, Function};

@@ -13,7 +13,7 @@
 //! polygons meeting only along an edge or at a corner give the empty geography here, where
 //! BigQuery gives the shared line or point).
 
-use wkt::types::Coord;
+use geo_types::Coord;
 
 use datafusion::common::Result as DfResult;
 
@@ -23,7 +23,7 @@ use super::rows::{Arg, Out, fail, geo};
 use super::sphere::{
     Place, V3, arcs_cross, close_ring, cross, dot, lnglat, on_arc, place_in_polygon, same, xyz,
 };
-use super::value::{Geo, unsupported};
+use super::value::{Geo, collection, multipoint, multipolygon, point, polygon, unsupported};
 
 /// Which boolean operation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -348,19 +348,17 @@ fn geography(points: Vec<Coord>, polygons: Vec<Vec<Vec<Coord>>>) -> Geo {
     let mut parts = Vec::new();
     match points.len() {
         0 => {}
-        1 => parts.push(Geo::Point(points[0])),
-        _ => parts.push(Geo::MultiPoint(points)),
+        1 => parts.push(point(points[0])),
+        _ => parts.push(multipoint(points)),
     }
     match polygons.len() {
         0 => {}
-        1 => parts.push(Geo::Polygon(
-            polygons.into_iter().next().unwrap_or_default(),
-        )),
-        _ => parts.push(Geo::MultiPolygon(polygons)),
+        1 => parts.push(polygon(polygons.into_iter().next().unwrap_or_default())),
+        _ => parts.push(multipolygon(polygons)),
     }
     match parts.len() {
         1 => parts.remove(0),
-        _ => Geo::Collection(parts),
+        _ => collection(parts),
     }
 }
 
@@ -425,6 +423,8 @@ pub(super) fn st_difference(n: &str, a: &[Arg]) -> DfResult<Out> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::functions::geography::value::{Geography, rings};
+    use geo_types::Geometry;
 
     fn wkt(f: fn(&str, &[Arg]) -> DfResult<Out>, x: &str, y: &str) -> String {
         match f("st_op", &[Arg::Text(x.into()), Arg::Text(y.into())]).unwrap() {
@@ -490,10 +490,10 @@ mod tests {
             "POLYGON((1 1, 2 1, 2 2, 1 2, 1 1))",
         ))
         .unwrap();
-        let Geo::Polygon(r) = &holed else {
+        let Geometry::Polygon(p) = &holed else {
             panic!("{holed:?}")
         };
-        assert_eq!(r.len(), 2);
+        assert_eq!(rings(p).len(), 2);
         assert_eq!(
             wkt(
                 st_difference,

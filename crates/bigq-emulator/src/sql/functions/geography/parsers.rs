@@ -1,157 +1,35 @@
-//! Geography parsers beyond WKT text (which [`Geo::parse`] reads): `ST_GEOGFROMGEOJSON` and
-//! `ST_GEOGFROMWKB`.
+//! Geography parsers beyond WKT text (which [`Geography::parse`] reads with `wkt`):
+//! `ST_GEOGFROMGEOJSON` with `geojson`, `ST_GEOGFROMWKB` with `wkb`.
+
+use std::str::FromStr;
 
 use datafusion::common::Result as DfResult;
-use wkt::types::Coord;
+use geo::HasDimensions;
 
 use super::rows::{Arg, Out, exec, fail};
-use super::sphere::coord;
-use super::value::Geo;
+use super::value::{Geo, empty, from_traits};
 
-/// Reads one WKB geometry (either byte order, 2D) from `b` at `*at`.
-pub(super) fn from_wkb(b: &[u8], at: &mut usize) -> Result<Geo, String> {
-    let take = |at: &mut usize, n: usize| -> Result<&[u8], String> {
-        let s = b.get(*at..*at + n).ok_or("truncated WKB")?;
-        *at += n;
-        Ok(s)
-    };
-    let little = match take(at, 1)?[0] {
-        0 => false,
-        1 => true,
-        o => return Err(format!("bad byte order {o}")),
-    };
-    let u32_at = |at: &mut usize| -> Result<u32, String> {
-        let s: [u8; 4] = take(at, 4)?.try_into().map_err(|_| "truncated WKB")?;
-        Ok(if little {
-            u32::from_le_bytes(s)
-        } else {
-            u32::from_be_bytes(s)
-        })
-    };
-    let f64_at = |at: &mut usize| -> Result<f64, String> {
-        let s: [u8; 8] = take(at, 8)?.try_into().map_err(|_| "truncated WKB")?;
-        Ok(if little {
-            f64::from_le_bytes(s)
-        } else {
-            f64::from_be_bytes(s)
-        })
-    };
-    let pt = |at: &mut usize| -> Result<Coord, String> { Ok(coord(f64_at(at)?, f64_at(at)?)) };
-    let pts = |at: &mut usize| -> Result<Vec<Coord>, String> {
-        (0..u32_at(at)?).map(|_| pt(at)).collect()
-    };
-    let kind = u32_at(at)?;
-    let many = |at: &mut usize| -> Result<Vec<Geo>, String> {
-        (0..u32_at(at)?).map(|_| from_wkb(b, at)).collect()
-    };
-    Ok(match kind {
-        1 => {
-            let c = pt(at)?;
-            if c.x.is_nan() && c.y.is_nan() {
-                Geo::Collection(vec![])
-            } else {
-                Geo::Point(c)
-            }
-        }
-        2 => Geo::LineString(pts(at)?),
-        3 => Geo::Polygon(
-            (0..u32_at(at)?)
-                .map(|_| pts(at))
-                .collect::<Result<_, _>>()?,
-        ),
-        4 => Geo::MultiPoint(
-            many(at)?
-                .into_iter()
-                .filter_map(|g| match g {
-                    Geo::Point(c) => Some(c),
-                    _ => None,
-                })
-                .collect(),
-        ),
-        5 => Geo::MultiLineString(
-            many(at)?
-                .into_iter()
-                .filter_map(|g| match g {
-                    Geo::LineString(c) => Some(c),
-                    _ => None,
-                })
-                .collect(),
-        ),
-        6 => Geo::MultiPolygon(
-            many(at)?
-                .into_iter()
-                .filter_map(|g| match g {
-                    Geo::Polygon(r) => Some(r),
-                    _ => None,
-                })
-                .collect(),
-        ),
-        7 => Geo::Collection(many(at)?),
-        other => return Err(format!("unsupported WKB geometry type {other}")),
-    })
+#[cfg(test)]
+use super::value::Geography;
+
+/// One WKB (or EWKB) geometry, either byte order; Z and M values are dropped.
+pub(super) fn from_wkb(b: &[u8]) -> Result<Geo, String> {
+    let wkb = wkb::reader::read_wkb(b).map_err(|e| e.to_string())?;
+    from_traits(&wkb)
 }
 
-fn from_geojson(v: &serde_json::Value) -> Result<Geo, String> {
-    use serde_json::Value;
-    let kind = v.get("type").and_then(Value::as_str).ok_or("no \"type\"")?;
-    let c = |v: &Value| -> Result<Coord, String> {
-        match v.as_array().map(Vec::as_slice) {
-            Some([x, y, ..]) => Ok(coord(
-                x.as_f64().ok_or("bad coordinate")?,
-                y.as_f64().ok_or("bad coordinate")?,
-            )),
-            _ => Err("a position needs two numbers".into()),
-        }
-    };
-    let list = |v: &Value| -> Result<Vec<Coord>, String> {
-        v.as_array()
-            .ok_or("bad coordinates")?
-            .iter()
-            .map(c)
-            .collect()
-    };
-    let lists = |v: &Value| -> Result<Vec<Vec<Coord>>, String> {
-        v.as_array()
-            .ok_or("bad coordinates")?
-            .iter()
-            .map(list)
-            .collect()
-    };
-    let coords = v.get("coordinates");
-    let need = || coords.ok_or_else(|| format!("{kind} without \"coordinates\""));
-    Ok(match kind {
-        "Point" => Geo::Point(c(need()?)?),
-        "LineString" => Geo::LineString(list(need()?)?),
-        "Polygon" => Geo::Polygon(lists(need()?)?),
-        "MultiPoint" => Geo::MultiPoint(list(need()?)?),
-        "MultiLineString" => Geo::MultiLineString(lists(need()?)?),
-        "MultiPolygon" => Geo::MultiPolygon(
-            need()?
-                .as_array()
-                .ok_or("bad coordinates")?
-                .iter()
-                .map(lists)
-                .collect::<Result<_, _>>()?,
-        ),
-        "GeometryCollection" => Geo::Collection(
-            v.get("geometries")
-                .and_then(Value::as_array)
-                .ok_or("GeometryCollection without \"geometries\"")?
-                .iter()
-                .map(from_geojson)
-                .collect::<Result<_, _>>()?,
-        ),
-        other => return Err(format!("unknown GeoJSON type {other:?}")),
-    })
+/// A GeoJSON geometry object (not a Feature: BigQuery takes geometries only).
+fn from_geojson(text: &str) -> Result<Geo, String> {
+    let geometry = geojson::Geometry::from_str(text).map_err(|e| e.to_string())?;
+    let g = Geo::try_from(geometry).map_err(|e| e.to_string())?;
+    Ok(if g.is_empty() { empty() } else { g })
 }
 
 pub(super) fn st_geogfromgeojson(n: &str, a: &[Arg]) -> DfResult<Out> {
     let Arg::Text(t) = &a[0] else {
         return Err(exec(format!("{n}: text")));
     };
-    let v: serde_json::Value =
-        serde_json::from_str(t).map_err(|e| fail(n, &format!("invalid GeoJSON: {e}")))?;
-    from_geojson(&v)
+    from_geojson(t)
         .map(Out::Geo)
         .map_err(|e| fail(n, &format!("invalid GeoJSON: {e}")))
 }
@@ -159,15 +37,46 @@ pub(super) fn st_geogfromgeojson(n: &str, a: &[Arg]) -> DfResult<Out> {
 pub(super) fn st_geogfromwkb(n: &str, a: &[Arg]) -> DfResult<Out> {
     let bytes = match &a[0] {
         Arg::Bytes(b) => b.clone(),
-        // Hex text is accepted too.
-        Arg::Text(t) => (0..t.len() / 2)
-            .map(|i| u8::from_str_radix(t.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
-            .collect::<Result<_, _>>()
-            .map_err(|_| fail(n, "invalid hex WKB"))?,
+        // Hex text is accepted too, in either case.
+        Arg::Text(t) => data_encoding::HEXLOWER_PERMISSIVE
+            .decode(t.as_bytes())
+            .map_err(|e| fail(n, &format!("invalid hex WKB: {e}")))?,
         _ => return Err(exec(format!("{n}: bytes"))),
     };
-    let mut at = 0;
-    from_wkb(&bytes, &mut at)
+    from_wkb(&bytes)
         .map(Out::Geo)
         .map_err(|e| fail(n, &format!("invalid WKB: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geojson_and_wkb_are_read_by_the_georust_crates() {
+        let g = from_geojson(r#"{"type": "LineString", "coordinates": [[1, 2], [3, 4.5]]}"#);
+        assert_eq!(g.unwrap().wkt(), "LINESTRING(1 2, 3 4.5)");
+        let g = from_geojson(r#"{"type": "GeometryCollection", "geometries": []}"#);
+        assert_eq!(g.unwrap().wkt(), "GEOMETRYCOLLECTION EMPTY");
+        assert!(from_geojson(r#"{"type": "Point", "coordinates": [1]}"#).is_err());
+        assert!(from_geojson(r#"{"type": "Circle", "coordinates": [1, 2]}"#).is_err());
+        // POINT(1 2), big-endian.
+        let be = [
+            0, 0, 0, 0, 1, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        assert_eq!(from_wkb(&be).unwrap().wkt(), "POINT(1 2)");
+        // POINT EMPTY is NaN, NaN.
+        let mut nan = vec![1, 1, 0, 0, 0];
+        nan.extend(f64::NAN.to_le_bytes());
+        nan.extend(f64::NAN.to_le_bytes());
+        assert_eq!(from_wkb(&nan).unwrap().wkt(), "GEOMETRYCOLLECTION EMPTY");
+        // ISO WKB POINT Z (type 1001): the height is dropped.
+        let mut z = vec![1, 0xe9, 0x03, 0, 0];
+        for v in [3.5, -1.0, 100.0f64] {
+            z.extend(v.to_le_bytes());
+        }
+        assert_eq!(from_wkb(&z).unwrap().wkt(), "POINT(3.5 -1)");
+        assert!(from_wkb(&be[..7]).is_err());
+        assert!(from_wkb(&[1, 99, 0, 0, 0]).is_err());
+    }
 }

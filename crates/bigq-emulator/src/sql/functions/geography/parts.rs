@@ -1,10 +1,10 @@
 //! A geography as its points, lines and polygons: in degrees ([`Parts`]) and as unit vectors
 //! converted once for the predicates ([`Sphere`]).
 
-use wkt::types::Coord;
+use geo_types::{Coord, Geometry};
 
 use super::sphere::{EPS, Place, V3, arcs_cross, closed, dot, on_arc, place_in_polygon, xyz};
-use super::value::Geo;
+use super::value::{Geo, rings};
 
 /// A geography as points, lines and polygons.
 #[derive(Default)]
@@ -23,13 +23,16 @@ impl Parts {
 
     fn add(&mut self, g: &Geo) {
         match g {
-            Geo::Point(c) => self.points.push(*c),
-            Geo::MultiPoint(c) => self.points.extend(c.iter().copied()),
-            Geo::LineString(c) => self.lines.push(c.clone()),
-            Geo::MultiLineString(l) => self.lines.extend(l.iter().cloned()),
-            Geo::Polygon(r) => self.polygons.push(r.clone()),
-            Geo::MultiPolygon(p) => self.polygons.extend(p.iter().cloned()),
-            Geo::Collection(g) => g.iter().for_each(|g| self.add(g)),
+            Geometry::Point(p) => self.points.push(p.0),
+            Geometry::MultiPoint(m) => self.points.extend(m.iter().map(|p| p.0)),
+            Geometry::LineString(l) => self.lines.push(l.0.clone()),
+            Geometry::MultiLineString(m) => self.lines.extend(m.iter().map(|l| l.0.clone())),
+            Geometry::Polygon(p) => self.polygons.push(rings(p)),
+            Geometry::MultiPolygon(m) => self.polygons.extend(m.iter().map(rings)),
+            Geometry::GeometryCollection(g) => g.iter().for_each(|g| self.add(g)),
+            Geometry::Line(l) => self.lines.push(vec![l.start, l.end]),
+            Geometry::Rect(r) => self.polygons.push(rings(&r.to_polygon())),
+            Geometry::Triangle(t) => self.polygons.push(rings(&t.to_polygon())),
         }
     }
 

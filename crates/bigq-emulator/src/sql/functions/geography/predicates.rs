@@ -11,9 +11,12 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 
+use geo::HasDimensions;
+
 use super::parts::Sphere;
 use super::rows::{Arg, Out, floats, geo, geo_at, strings};
 use super::sphere::{Place, arcs_meet, place_in_polygon};
+use super::value::Geography;
 use crate::sql::functions::udf::{arrays, result};
 
 fn intersects(a: &Sphere, b: &Sphere) -> bool {

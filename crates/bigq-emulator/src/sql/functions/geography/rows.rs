@@ -14,10 +14,11 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility, create_udf,
 };
-use wkt::types::Coord;
+use geo::HasDimensions;
+use geo_types::{Coord, Geometry};
 
 use super::sphere::distance;
-use super::value::Geo;
+use super::value::{Geo, Geography};
 use crate::sql::functions::udf::{arrays, result};
 
 pub(super) fn strings<'a>(a: &'a ArrayRef, function: &str) -> DfResult<&'a StringArray> {
@@ -325,7 +326,7 @@ pub(super) fn fail(name: &str, why: &str) -> DataFusionError {
 
 pub(super) fn point_of(name: &str, g: &Geo) -> DfResult<Coord> {
     match g {
-        Geo::Point(c) => Ok(*c),
+        Geometry::Point(p) => Ok(p.0),
         other => Err(fail(
             name,
             &format!("the geography must be a point, not {}", other.type_name()),
@@ -335,7 +336,7 @@ pub(super) fn point_of(name: &str, g: &Geo) -> DfResult<Coord> {
 
 pub(super) fn line_of(name: &str, g: &Geo) -> DfResult<Vec<Coord>> {
     match g {
-        Geo::LineString(c) => Ok(c.clone()),
+        Geometry::LineString(l) => Ok(l.0.clone()),
         other => Err(fail(
             name,
             &format!(

@@ -10,14 +10,16 @@
 //! simplified), so the vertices it keeps can differ from these where several choices keep
 //! within the tolerance.
 
-use wkt::types::Coord;
+use geo_types::{Coord, Geometry, Polygon};
 
 use datafusion::common::Result as DfResult;
 
 use super::centroid::angle;
 use super::rows::{Arg, Out, fail, geo};
 use super::sphere::{EARTH_RADIUS_M, V3, close_ring, cross, dot, xyz};
-use super::value::Geo;
+use super::value::{
+    Geo, canonical, collection, empty, linestring, multipolygon, point, polygon, rings,
+};
 
 /// How far `p` is from the arc `ab` (radians).
 fn from_arc(p: V3, a: V3, b: V3) -> f64 {
@@ -97,15 +99,16 @@ fn simplify_ring(ring: &[Coord], tolerance: f64) -> Option<Vec<Coord>> {
 }
 
 fn simplify(g: &Geo, tolerance: f64) -> Option<Geo> {
-    let line = |c: &Vec<Coord>| -> Geo {
+    let line = |c: &[Coord]| -> Geo {
         let l = simplify_line(c, tolerance);
         match l.as_slice() {
-            [a, .., b] if l.len() == 2 && angle(xyz(a), xyz(b)) <= tolerance => Geo::Point(*a),
-            [a] => Geo::Point(*a),
-            _ => Geo::LineString(l),
+            [a, .., b] if l.len() == 2 && angle(xyz(a), xyz(b)) <= tolerance => point(*a),
+            [a] => point(*a),
+            _ => linestring(l),
         }
     };
-    let polygon = |rings: &Vec<Vec<Coord>>| -> Option<Vec<Vec<Coord>>> {
+    let shape = |p: &Polygon| -> Option<Vec<Vec<Coord>>> {
+        let rings = rings(p);
         let (shell, holes) = rings.split_first()?;
         let mut out = vec![simplify_ring(shell, tolerance)?];
         out.extend(holes.iter().filter_map(|h| simplify_ring(h, tolerance)));
@@ -115,20 +118,20 @@ fn simplify(g: &Geo, tolerance: f64) -> Option<Geo> {
         match parts.len() {
             0 => None,
             1 => parts.into_iter().next(),
-            _ => Some(Geo::Collection(parts)),
+            _ => Some(collection(parts)),
         }
     };
     match g {
-        Geo::Point(_) | Geo::MultiPoint(_) => Some(g.clone()),
-        Geo::LineString(c) => Some(line(c)),
-        Geo::MultiLineString(l) => {
-            let parts: Vec<Geo> = l.iter().map(line).collect();
-            if parts.iter().all(|p| matches!(p, Geo::LineString(_))) {
-                Some(Geo::MultiLineString(
+        Geometry::Point(_) | Geometry::MultiPoint(_) => Some(g.clone()),
+        Geometry::LineString(l) => Some(line(&l.0)),
+        Geometry::MultiLineString(m) => {
+            let parts: Vec<Geo> = m.iter().map(|l| line(&l.0)).collect();
+            if parts.iter().all(|p| matches!(p, Geometry::LineString(_))) {
+                Some(Geometry::MultiLineString(
                     parts
                         .into_iter()
                         .filter_map(|p| match p {
-                            Geo::LineString(c) => Some(c),
+                            Geometry::LineString(l) => Some(l),
                             _ => None,
                         })
                         .collect(),
@@ -137,21 +140,22 @@ fn simplify(g: &Geo, tolerance: f64) -> Option<Geo> {
                 some(parts)
             }
         }
-        Geo::Polygon(r) => polygon(r).map(Geo::Polygon),
-        Geo::MultiPolygon(p) => {
-            let kept: Vec<_> = p.iter().filter_map(polygon).collect();
+        Geometry::Polygon(p) => shape(p).map(polygon),
+        Geometry::MultiPolygon(m) => {
+            let kept: Vec<_> = m.iter().filter_map(shape).collect();
             match kept.len() {
                 0 => None,
-                1 => kept.into_iter().next().map(Geo::Polygon),
-                _ => Some(Geo::MultiPolygon(kept)),
+                1 => kept.into_iter().next().map(polygon),
+                _ => Some(multipolygon(kept)),
             }
         }
-        Geo::Collection(parts) => some(
+        Geometry::GeometryCollection(parts) => some(
             parts
                 .iter()
                 .filter_map(|p| simplify(p, tolerance))
                 .collect(),
         ),
+        other => simplify(&canonical(other)?, tolerance),
     }
 }
 
@@ -170,14 +174,13 @@ pub(super) fn st_simplify(n: &str, a: &[Arg]) -> DfResult<Out> {
         ));
     }
     let tolerance = metres / EARTH_RADIUS_M;
-    Ok(Out::Geo(
-        simplify(&g, tolerance).unwrap_or(Geo::Collection(vec![])),
-    ))
+    Ok(Out::Geo(simplify(&g, tolerance).unwrap_or_else(empty)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::functions::geography::value::Geography;
 
     fn simplified(s: &str, metres: f64) -> DfResult<String> {
         match st_simplify("st_simplify", &[Arg::Text(s.into()), Arg::Float(metres)])? {

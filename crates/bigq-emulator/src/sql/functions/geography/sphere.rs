@@ -5,29 +5,31 @@
 //! `ST_X`) is the coordinate after a round trip through that vector (1 becomes
 //! 0.9999999999999998): [`s2_round_trip`] does the same.
 
-use wkt::types::Coord;
+use geo::{Distance, HaversineMeasure, Point};
+use geo_types::Coord;
 
 /// The radius of the sphere BigQuery measures distances on, in metres (S2's
-/// `S2Earth::RadiusMeters`; with the IUGG mean radius, 6371008.8 m, New York to Los Angeles
-/// comes out 0.74 m short of BigQuery's figure).
+/// `S2Earth::RadiusMeters`; with the IUGG mean radius, 6371008.8 m, `geo`'s default, New
+/// York to Los Angeles comes out 0.74 m short of BigQuery's figure).
 pub(super) const EARTH_RADIUS_M: f64 = 6_371_010.0;
+
+/// `geo`'s haversine measures on S2's Earth.
+pub(super) const S2_EARTH: HaversineMeasure = HaversineMeasure::new(EARTH_RADIUS_M);
 
 /// The great-circle distance between two points, in metres.
 pub(super) fn distance(a: &Coord, b: &Coord) -> f64 {
-    let (lat1, lat2) = (a.y.to_radians(), b.y.to_radians());
-    let dlat = lat2 - lat1;
-    let dlon = (b.x - a.x).to_radians();
-    let h = (dlat / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * (dlon / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
+    let d = S2_EARTH.distance(Point(*a), Point(*b));
+    // Near-antipodal points can round the haversine past 1, whose arcsine is NaN: they are
+    // half a turn apart.
+    if d.is_nan() && [a.x, a.y, b.x, b.y].iter().all(|v| v.is_finite()) {
+        std::f64::consts::PI * EARTH_RADIUS_M
+    } else {
+        d
+    }
 }
 
 pub(super) fn coord(x: f64, y: f64) -> Coord {
-    Coord {
-        x,
-        y,
-        z: None,
-        m: None,
-    }
+    Coord { x, y }
 }
 
 pub(super) type V3 = [f64; 3];

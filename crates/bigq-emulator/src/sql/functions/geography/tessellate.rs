@@ -10,11 +10,11 @@
 //! the gap over the whole edge, must stay within the tolerance. Edges over a quarter turn
 //! are always split.
 
-use wkt::types::Coord;
+use geo_types::{Coord, Geometry, LineString, Polygon};
 
 use super::centroid::angle;
-use super::sphere::{EARTH_RADIUS_M, V3, cross, dot, lnglat, xyz};
-use super::value::Geo;
+use super::sphere::{EARTH_RADIUS_M, V3, coord, cross, dot, lnglat, xyz};
+use super::value::{Geo, canonical};
 
 /// How far (as a chord of the unit sphere, squared) a written edge may stray from the
 /// arc, as BigQuery draws it: 10 metres. The recorded outputs bound it: a 1-degree edge
@@ -54,15 +54,6 @@ fn along_arc(a: V3, b: V3, t: f64) -> V3 {
 /// The point a fraction `t` of the way along the straight edge from `p` to `q` (degrees).
 fn along_line(p: &Coord, q: &Coord, t: f64) -> V3 {
     xyz(&coord((1.0 - t) * p.x + t * q.x, (1.0 - t) * p.y + t * q.y))
-}
-
-fn coord(x: f64, y: f64) -> Coord {
-    Coord {
-        x,
-        y,
-        z: None,
-        m: None,
-    }
 }
 
 /// `q`'s longitude moved by a whole turn to within half a turn of `p`'s, so that the
@@ -139,20 +130,36 @@ fn chain(vertices: &[Coord], tolerance: f64) -> Vec<Coord> {
 /// `g` with the extra vertices of its lines' and polygons' edges, for GeoJSON.
 pub(super) fn densified(g: &Geo) -> Geo {
     let t = tolerance();
-    let rings = |r: &Vec<Vec<Coord>>| r.iter().map(|c| chain(c, t)).collect::<Vec<_>>();
+    let line = |l: &LineString| LineString(chain(&l.0, t));
+    // A ring ends on the very coordinate it starts with, whatever the longitude wrapping did.
+    let ring = |l: &LineString| {
+        let mut c = chain(&l.0, t);
+        if let Some(&first) = c.first()
+            && let Some(last) = c.last_mut()
+        {
+            *last = first;
+        }
+        LineString(c)
+    };
+    let shape =
+        |p: &Polygon| Polygon::new(ring(p.exterior()), p.interiors().iter().map(ring).collect());
     match g {
-        Geo::Point(_) | Geo::MultiPoint(_) => g.clone(),
-        Geo::LineString(c) => Geo::LineString(chain(c, t)),
-        Geo::Polygon(r) => Geo::Polygon(rings(r)),
-        Geo::MultiLineString(l) => Geo::MultiLineString(rings(l)),
-        Geo::MultiPolygon(p) => Geo::MultiPolygon(p.iter().map(rings).collect()),
-        Geo::Collection(g) => Geo::Collection(g.iter().map(densified).collect()),
+        Geometry::Point(_) | Geometry::MultiPoint(_) => g.clone(),
+        Geometry::LineString(l) => Geometry::LineString(line(l)),
+        Geometry::Polygon(p) => Geometry::Polygon(shape(p)),
+        Geometry::MultiLineString(m) => Geometry::MultiLineString(m.iter().map(line).collect()),
+        Geometry::MultiPolygon(m) => Geometry::MultiPolygon(m.iter().map(shape).collect()),
+        Geometry::GeometryCollection(c) => {
+            Geometry::GeometryCollection(c.iter().map(densified).collect())
+        }
+        other => canonical(other).map_or_else(|| other.clone(), |g| densified(&g)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::functions::geography::value::Geography;
 
     fn geojson(s: &str) -> String {
         densified(&Geo::parse(s).unwrap()).geojson()
@@ -184,14 +191,16 @@ mod tests {
             r#"{ "type": "LineString", "coordinates": [ [5, -60], [5, 0], [5, 60] ] }"#
         );
         // A long edge is split until every piece keeps within 10 m.
-        let Geo::LineString(c) = densified(&Geo::parse("LINESTRING(-100 40, 100 40)").unwrap())
+        let Geometry::LineString(LineString(c)) =
+            densified(&Geo::parse("LINESTRING(-100 40, 100 40)").unwrap())
         else {
             panic!()
         };
         assert!(c.len() > 50, "{}", c.len());
         assert!(c.iter().all(|c| (-180.0..=180.0).contains(&c.x)));
         // Across the antimeridian the short way, longitudes kept in range.
-        let Geo::LineString(c) = densified(&Geo::parse("LINESTRING(170 60, -170 60)").unwrap())
+        let Geometry::LineString(LineString(c)) =
+            densified(&Geo::parse("LINESTRING(170 60, -170 60)").unwrap())
         else {
             panic!()
         };

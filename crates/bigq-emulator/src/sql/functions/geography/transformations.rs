@@ -5,13 +5,16 @@
 
 use datafusion::common::Result as DfResult;
 use datafusion::sql::sqlparser::ast::{self, Expr};
-use wkt::types::Coord;
+use geo::{HasDimensions, MapCoords};
+use geo_types::{Coord, Geometry};
 
-use super::accessors::is_closed;
+use super::accessors::closed_line;
 use super::parts::Parts;
 use super::rows::{Arg, Out, exec, geo, geos};
 use super::sphere::{V3, coord, cross, dot, same, xyz};
-use super::value::{Geo, unsupported};
+use super::value::{
+    Geo, Geography, empty, linestring, multilinestring, multipoint, point, polygon, unsupported,
+};
 use crate::error::BqResult;
 use crate::sql::ast::{call, function_args};
 
@@ -19,7 +22,7 @@ use crate::sql::ast::{call, function_args};
 fn convex_hull(g: &Geo) -> DfResult<Geo> {
     let pts = Parts::of(g).vertices();
     if pts.is_empty() {
-        return Ok(Geo::Collection(vec![]));
+        return Ok(empty());
     }
     let vs: Vec<V3> = pts.iter().map(xyz).collect();
     let m = vs
@@ -77,12 +80,12 @@ fn convex_hull(g: &Geo) -> DfResult<Geo> {
     }
     let ring: Vec<Coord> = hull.iter().map(|h| pts[h.2]).collect();
     Ok(match ring.len() {
-        0 | 1 => Geo::Point(pts[plane[0].2]),
-        2 => Geo::LineString(ring),
+        0 | 1 => point(pts[plane[0].2]),
+        2 => linestring(ring),
         _ => {
             let mut ring = ring;
             ring.push(ring[0]);
-            Geo::Polygon(vec![ring])
+            polygon(vec![ring])
         }
     })
 }
@@ -93,21 +96,21 @@ pub(super) fn st_boundary(n: &str, a: &[Arg]) -> DfResult<Out> {
     if !p.polygons.is_empty() {
         let mut rings: Vec<Vec<Coord>> = p.polygons.into_iter().flatten().collect();
         return Ok(Out::Geo(if rings.len() == 1 {
-            Geo::LineString(rings.remove(0))
+            linestring(rings.remove(0))
         } else {
-            Geo::MultiLineString(rings)
+            multilinestring(rings)
         }));
     }
     // A line's boundary is its ends (none when closed); a point has none.
     let ends: Vec<Coord> = p
         .lines
         .iter()
-        .filter(|l| !is_closed(&Geo::LineString((*l).clone())))
+        .filter(|l| !closed_line(l))
         .flat_map(|l| [l[0], l[l.len() - 1]])
         .collect();
     Ok(Out::Geo(match ends.len() {
-        0 => Geo::Collection(vec![]),
-        _ => Geo::MultiPoint(ends),
+        0 => empty(),
+        _ => multipoint(ends),
     }))
 }
 
@@ -122,21 +125,7 @@ pub(super) fn st_snaptogrid(n: &str, a: &[Arg]) -> DfResult<Out> {
             coord((c.x / size).round() * size, (c.y / size).round() * size)
         }
     };
-    fn map(g: &Geo, f: &dyn Fn(&Coord) -> Coord) -> Geo {
-        let r = |r: &Vec<Coord>| r.iter().map(f).collect::<Vec<_>>();
-        match g {
-            Geo::Point(c) => Geo::Point(f(c)),
-            Geo::LineString(c) => Geo::LineString(r(c)),
-            Geo::MultiPoint(c) => Geo::MultiPoint(r(c)),
-            Geo::Polygon(p) => Geo::Polygon(p.iter().map(r).collect()),
-            Geo::MultiLineString(l) => Geo::MultiLineString(l.iter().map(r).collect()),
-            Geo::MultiPolygon(p) => {
-                Geo::MultiPolygon(p.iter().map(|p| p.iter().map(r).collect()).collect())
-            }
-            Geo::Collection(g) => Geo::Collection(g.iter().map(|g| map(g, f)).collect()),
-        }
-    }
-    Ok(Out::Geo(map(&geo(n, &a[0])?, &snap)))
+    Ok(Out::Geo(geo(n, &a[0])?.map_coords(|c| snap(&c))))
 }
 
 /// `ST_UNION` of two geographies or of an array (what `ST_UNION_AGG` becomes): points only.
@@ -161,9 +150,9 @@ pub(super) fn st_union(n: &str, a: &[Arg]) -> DfResult<Out> {
         }
     }
     Ok(Out::Geo(match pts.len() {
-        0 => Geo::Collection(vec![]),
-        1 => Geo::Point(pts[0]),
-        _ => Geo::MultiPoint(pts),
+        0 => empty(),
+        1 => point(pts[0]),
+        _ => multipoint(pts),
     }))
 }
 
@@ -175,10 +164,10 @@ pub(super) fn st_convexhull(n: &str, a: &[Arg]) -> DfResult<Out> {
 pub(super) fn st_closestpoint(n: &str, a: &[Arg]) -> DfResult<Out> {
     let (x, y) = (geo(n, &a[0])?, geo(n, &a[1])?);
     if x.is_empty() || y.is_empty() {
-        return Ok(Out::Geo(Geo::Collection(vec![])));
+        return Ok(Out::Geo(empty()));
     }
     match x {
-        Geo::Point(c) => Ok(Out::Geo(Geo::Point(c))),
+        Geometry::Point(p) => Ok(Out::Geo(Geometry::Point(p))),
         other => Err(unsupported(&format!(
             "{n} on a {} (bigq-emulator computes it on points only)",
             other.type_name()

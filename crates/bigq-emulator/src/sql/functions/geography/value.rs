@@ -1,182 +1,258 @@
-//! A GEOGRAPHY value: WKT text (the column's Arrow type is Utf8, as BigQuery sends GEOGRAPHY
-//! on the wire) parsed into points, lines and polygons, and written back as BigQuery writes
-//! WKT and GeoJSON.
+//! A GEOGRAPHY value: WKT text on the wire (the column's Arrow type is Utf8, as BigQuery sends
+//! GEOGRAPHY), held as a [`geo_types::Geometry`] while a function computes on it.
+//!
+//! Reading goes through the georust crates: WKT with `wkt`, WKB with `wkb` (both through
+//! [`from_traits`]), GeoJSON with `geojson`. Writing WKT and GeoJSON stays here, because
+//! BigQuery's text is its own: `%.15g` numbers (`0.3`, `4.76633008714216e-06`, where `wkt`
+//! writes Rust's shortest round trip) and `, ` between coordinates.
 
 use std::str::FromStr;
 
 use datafusion::common::{DataFusionError, Result as DfResult};
+use geo::{CoordsIter, HasDimensions, Length};
+use geo_traits::{
+    CoordTrait, GeometryCollectionTrait, GeometryTrait, GeometryType, LineStringTrait,
+    MultiLineStringTrait, MultiPointTrait, MultiPolygonTrait, PointTrait, PolygonTrait,
+};
+use geo_types::{
+    Coord, Geometry, GeometryCollection, LineString, MultiLineString, MultiPoint, MultiPolygon,
+    Point, Polygon,
+};
 use wkt::Wkt;
-use wkt::types::{Coord, LineString, Polygon};
 
-use super::sphere::distance;
+use super::sphere::S2_EARTH;
 
 /// A geography, parsed. `POINT EMPTY` and every other empty input become the empty
 /// collection, as in BigQuery.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Geo {
-    Point(Coord),
-    LineString(Vec<Coord>),
-    Polygon(Vec<Vec<Coord>>),
-    MultiPoint(Vec<Coord>),
-    MultiLineString(Vec<Vec<Coord>>),
-    MultiPolygon(Vec<Vec<Vec<Coord>>>),
-    Collection(Vec<Geo>),
+pub(super) type Geo = Geometry<f64>;
+
+/// The empty geography, `GEOMETRYCOLLECTION EMPTY`.
+pub(super) fn empty() -> Geo {
+    Geometry::GeometryCollection(GeometryCollection(vec![]))
 }
 
-fn line(l: &LineString) -> Vec<Coord> {
-    l.coords().to_vec()
+pub(super) fn point(c: Coord) -> Geo {
+    Geometry::Point(Point(c))
 }
 
-fn rings(p: &Polygon) -> Vec<Vec<Coord>> {
-    p.rings().iter().map(line).collect()
+pub(super) fn linestring(c: Vec<Coord>) -> Geo {
+    Geometry::LineString(LineString(c))
 }
 
-impl Geo {
-    pub(super) fn parse(text: &str) -> Result<Geo, String> {
-        let wkt = Wkt::<f64>::from_str(text.trim()).map_err(|e| e.to_string())?;
-        Ok(Geo::from_wkt(&wkt))
-    }
+pub(super) fn multipoint(c: Vec<Coord>) -> Geo {
+    Geometry::MultiPoint(c.into_iter().map(Point).collect())
+}
 
-    pub(super) fn from_wkt(w: &Wkt<f64>) -> Geo {
-        let g = match w {
-            Wkt::Point(p) => match p.coord() {
-                Some(c) => Geo::Point(*c),
-                None => Geo::Collection(vec![]),
-            },
-            Wkt::LineString(l) => Geo::LineString(line(l)),
-            Wkt::Polygon(p) => Geo::Polygon(rings(p)),
-            Wkt::MultiPoint(m) => Geo::MultiPoint(
-                m.points()
-                    .iter()
-                    .filter_map(|p| p.coord().copied())
-                    .collect(),
-            ),
-            Wkt::MultiLineString(m) => {
-                Geo::MultiLineString(m.line_strings().iter().map(line).collect())
-            }
-            Wkt::MultiPolygon(m) => Geo::MultiPolygon(m.polygons().iter().map(rings).collect()),
-            Wkt::GeometryCollection(c) => {
-                Geo::Collection(c.geometries().iter().map(Geo::from_wkt).collect())
-            }
-        };
-        if g.is_empty() {
-            Geo::Collection(vec![])
-        } else {
-            g
+pub(super) fn multilinestring(l: Vec<Vec<Coord>>) -> Geo {
+    Geometry::MultiLineString(MultiLineString(l.into_iter().map(LineString).collect()))
+}
+
+/// A polygon of a shell and its holes (`geo_types` closes any ring left open).
+pub(super) fn polygon_of(rings: Vec<Vec<Coord>>) -> Polygon {
+    let mut rings = rings.into_iter().map(LineString);
+    let shell = rings.next().unwrap_or_else(|| LineString(vec![]));
+    Polygon::new(shell, rings.collect())
+}
+
+pub(super) fn polygon(rings: Vec<Vec<Coord>>) -> Geo {
+    Geometry::Polygon(polygon_of(rings))
+}
+
+pub(super) fn multipolygon(p: Vec<Vec<Vec<Coord>>>) -> Geo {
+    Geometry::MultiPolygon(MultiPolygon(p.into_iter().map(polygon_of).collect()))
+}
+
+pub(super) fn collection(g: Vec<Geo>) -> Geo {
+    Geometry::GeometryCollection(GeometryCollection(g))
+}
+
+/// A polygon's rings, shell first.
+pub(super) fn rings(p: &Polygon) -> Vec<Vec<Coord>> {
+    std::iter::once(p.exterior())
+        .chain(p.interiors())
+        .map(|r| r.0.clone())
+        .collect()
+}
+
+/// The geography of a geometry read by `wkt` or `wkb`: empty points are left out of
+/// multipoints and collections, and an empty whole is the empty collection.
+pub(super) fn from_traits<G: GeometryTrait<T = f64>>(g: &G) -> Result<Geo, String> {
+    fn coords(l: &impl LineStringTrait<T = f64>) -> Vec<Coord> {
+        l.coords().map(|c| Coord { x: c.x(), y: c.y() }).collect()
+    }
+    fn shape(p: &impl PolygonTrait<T = f64>) -> Polygon {
+        let shell = p.exterior().map(|r| coords(&r)).unwrap_or_default();
+        let holes = p.interiors().map(|r| LineString(coords(&r))).collect();
+        Polygon::new(LineString(shell), holes)
+    }
+    fn at(p: &impl PointTrait<T = f64>) -> Option<Point> {
+        p.coord().map(|c| Point::new(c.x(), c.y()))
+    }
+    let g = match g.as_type() {
+        GeometryType::Point(p) => at(p).map_or_else(empty, Geometry::Point),
+        GeometryType::LineString(l) => linestring(coords(l)),
+        GeometryType::Polygon(p) => Geometry::Polygon(shape(p)),
+        GeometryType::MultiPoint(m) => {
+            Geometry::MultiPoint(MultiPoint(m.points().filter_map(|p| at(&p)).collect()))
         }
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        match self {
-            Geo::Point(_) => false,
-            Geo::LineString(c) | Geo::MultiPoint(c) => c.is_empty(),
-            Geo::Polygon(r) | Geo::MultiLineString(r) => r.iter().all(Vec::is_empty),
-            Geo::MultiPolygon(p) => p.iter().all(|r| r.iter().all(Vec::is_empty)),
-            Geo::Collection(g) => g.iter().all(Geo::is_empty),
+        GeometryType::MultiLineString(m) => Geometry::MultiLineString(MultiLineString(
+            m.line_strings().map(|l| LineString(coords(&l))).collect(),
+        )),
+        GeometryType::MultiPolygon(m) => {
+            Geometry::MultiPolygon(MultiPolygon(m.polygons().map(|p| shape(&p)).collect()))
         }
-    }
-
-    pub(super) fn type_name(&self) -> &'static str {
-        match self {
-            Geo::Point(_) => "ST_Point",
-            Geo::LineString(_) => "ST_LineString",
-            Geo::Polygon(_) => "ST_Polygon",
-            Geo::MultiPoint(_) => "ST_MultiPoint",
-            Geo::MultiLineString(_) => "ST_MultiLineString",
-            Geo::MultiPolygon(_) => "ST_MultiPolygon",
-            Geo::Collection(_) => "ST_GeometryCollection",
+        GeometryType::GeometryCollection(c) => collection(
+            c.geometries()
+                .map(|g| from_traits(&g))
+                .filter(|g| g.as_ref().map_or(true, |g| !g.is_empty()))
+                .collect::<Result<_, _>>()?,
+        ),
+        GeometryType::Rect(_) | GeometryType::Triangle(_) | GeometryType::Line(_) => {
+            return Err("neither WKT nor WKB has rectangles, triangles or lone segments".into());
         }
-    }
+    };
+    Ok(if g.is_empty() { empty() } else { g })
+}
 
+/// `geo_types`' shapes that no GEOGRAPHY text holds (segments, rectangles, triangles) as the
+/// linestring or polygon they are.
+pub(super) fn canonical(g: &Geo) -> Option<Geo> {
+    match g {
+        Geometry::Line(l) => Some(linestring(vec![l.start, l.end])),
+        Geometry::Rect(r) => Some(Geometry::Polygon(r.to_polygon())),
+        Geometry::Triangle(t) => Some(Geometry::Polygon(t.to_polygon())),
+        _ => None,
+    }
+}
+
+/// What BigQuery says and computes of a geography, on [`Geo`].
+pub(super) trait Geography: Sized {
+    fn parse(text: &str) -> Result<Self, String>;
+    fn type_name(&self) -> &'static str;
     /// 0 for points, 1 for lines, 2 for polygons, the highest of a collection's parts, -1
     /// for the empty geography.
-    pub(super) fn dimension(&self) -> i64 {
-        match self {
-            Geo::Point(_) | Geo::MultiPoint(_) => 0,
-            Geo::LineString(_) | Geo::MultiLineString(_) => 1,
-            Geo::Polygon(_) | Geo::MultiPolygon(_) => 2,
-            Geo::Collection(g) => g.iter().map(Geo::dimension).max().unwrap_or(-1),
-        }
-    }
-
+    fn dimension(&self) -> i64;
     /// Vertices, a polygon ring's closing one included.
-    pub(super) fn points(&self) -> i64 {
-        let n = match self {
-            Geo::Point(_) => 1,
-            Geo::LineString(c) | Geo::MultiPoint(c) => c.len(),
-            Geo::Polygon(r) | Geo::MultiLineString(r) => r.iter().map(Vec::len).sum(),
-            Geo::MultiPolygon(p) => p.iter().flatten().map(Vec::len).sum(),
-            Geo::Collection(g) => return g.iter().map(Geo::points).sum(),
-        };
-        n as i64
+    fn points(&self) -> i64;
+    /// Points, lines and polygons in all.
+    fn parts(&self) -> usize;
+    fn wkt(&self) -> String;
+    /// GeoJSON spaced as BigQuery writes it (`{ "type": "Point", "coordinates": [1, 2] }`).
+    fn geojson(&self) -> String;
+    /// The length of the lines, in metres (0 for points and polygons, as in BigQuery).
+    fn length(&self) -> f64;
+    fn as_point(&self, function: &str) -> DfResult<&Coord>;
+}
+
+impl Geography for Geo {
+    fn parse(text: &str) -> Result<Geo, String> {
+        let wkt = Wkt::<f64>::from_str(text.trim()).map_err(|e| e.to_string())?;
+        from_traits(&wkt)
     }
 
-    /// Points, lines and polygons in all.
-    pub(super) fn parts(&self) -> usize {
+    fn type_name(&self) -> &'static str {
         match self {
-            Geo::Point(_) | Geo::LineString(_) | Geo::Polygon(_) => 1,
-            Geo::MultiPoint(c) => c.len(),
-            Geo::MultiLineString(r) => r.len(),
-            Geo::MultiPolygon(p) => p.len(),
-            Geo::Collection(g) => g.iter().map(Geo::parts).sum(),
+            Geometry::Point(_) => "ST_Point",
+            Geometry::LineString(_) | Geometry::Line(_) => "ST_LineString",
+            Geometry::Polygon(_) | Geometry::Rect(_) | Geometry::Triangle(_) => "ST_Polygon",
+            Geometry::MultiPoint(_) => "ST_MultiPoint",
+            Geometry::MultiLineString(_) => "ST_MultiLineString",
+            Geometry::MultiPolygon(_) => "ST_MultiPolygon",
+            Geometry::GeometryCollection(_) => "ST_GeometryCollection",
         }
     }
 
-    pub(super) fn wkt(&self) -> String {
+    fn dimension(&self) -> i64 {
+        match self {
+            Geometry::Point(_) | Geometry::MultiPoint(_) => 0,
+            Geometry::LineString(_) | Geometry::MultiLineString(_) | Geometry::Line(_) => 1,
+            Geometry::Polygon(_)
+            | Geometry::MultiPolygon(_)
+            | Geometry::Rect(_)
+            | Geometry::Triangle(_) => 2,
+            Geometry::GeometryCollection(g) => g.iter().map(Geo::dimension).max().unwrap_or(-1),
+        }
+    }
+
+    fn points(&self) -> i64 {
+        match canonical(self) {
+            Some(g) => g.points(),
+            None => self.coords_count() as i64,
+        }
+    }
+
+    fn parts(&self) -> usize {
+        match self {
+            Geometry::MultiPoint(c) => c.0.len(),
+            Geometry::MultiLineString(l) => l.0.len(),
+            Geometry::MultiPolygon(p) => p.0.len(),
+            Geometry::GeometryCollection(g) => g.iter().map(Geo::parts).sum(),
+            _ => 1,
+        }
+    }
+
+    fn wkt(&self) -> String {
         let (kind, body) = match self {
-            Geo::Point(c) => ("POINT", format!("({})", coord_text(c))),
-            Geo::LineString(c) => ("LINESTRING", coords_text(c)),
-            Geo::MultiPoint(c) => ("MULTIPOINT", coords_text(c)),
-            Geo::Polygon(r) => ("POLYGON", list_text(r, |r| coords_text(r))),
-            Geo::MultiLineString(r) => ("MULTILINESTRING", list_text(r, |r| coords_text(r))),
-            Geo::MultiPolygon(p) => (
+            Geometry::Point(p) => ("POINT", format!("({})", coord_text(&p.0))),
+            Geometry::LineString(l) => ("LINESTRING", coords_text(&l.0)),
+            Geometry::MultiPoint(m) => ("MULTIPOINT", list_text(&m.0, |p| coord_text(&p.0))),
+            Geometry::Polygon(p) => ("POLYGON", list_text(&rings(p), |r| coords_text(r))),
+            Geometry::MultiLineString(m) => {
+                ("MULTILINESTRING", list_text(&m.0, |l| coords_text(&l.0)))
+            }
+            Geometry::MultiPolygon(m) => (
                 "MULTIPOLYGON",
-                list_text(p, |r| list_text(r, |c| coords_text(c))),
+                list_text(&m.0, |p| list_text(&rings(p), |r| coords_text(r))),
             ),
-            Geo::Collection(g) if g.is_empty() => return "GEOMETRYCOLLECTION EMPTY".to_string(),
-            Geo::Collection(g) => ("GEOMETRYCOLLECTION", list_text(g, Geo::wkt)),
+            Geometry::GeometryCollection(g) if g.0.is_empty() => {
+                return "GEOMETRYCOLLECTION EMPTY".to_string();
+            }
+            Geometry::GeometryCollection(g) => ("GEOMETRYCOLLECTION", list_text(&g.0, Geo::wkt)),
+            other => return canonical(other).map(|g| g.wkt()).unwrap_or_default(),
         };
         format!("{kind}{body}")
     }
 
-    /// GeoJSON spaced as BigQuery writes it (`{ "type": "Point", "coordinates": [1, 2] }`).
-    pub(super) fn geojson(&self) -> String {
+    fn geojson(&self) -> String {
         let (kind, body) = match self {
-            Geo::Point(c) => ("Point", coord_json(c)),
-            Geo::LineString(c) => ("LineString", coords_json(c)),
-            Geo::MultiPoint(c) => ("MultiPoint", coords_json(c)),
-            Geo::Polygon(r) => ("Polygon", list_json(r, |r| coords_json(r))),
-            Geo::MultiLineString(r) => ("MultiLineString", list_json(r, |r| coords_json(r))),
-            Geo::MultiPolygon(p) => (
+            Geometry::Point(p) => ("Point", coord_json(&p.0)),
+            Geometry::LineString(l) => ("LineString", coords_json(&l.0)),
+            Geometry::MultiPoint(m) => ("MultiPoint", list_json(&m.0, |p| coord_json(&p.0))),
+            Geometry::Polygon(p) => ("Polygon", list_json(&rings(p), |r| coords_json(r))),
+            Geometry::MultiLineString(m) => {
+                ("MultiLineString", list_json(&m.0, |l| coords_json(&l.0)))
+            }
+            Geometry::MultiPolygon(m) => (
                 "MultiPolygon",
-                list_json(p, |r| list_json(r, |c| coords_json(c))),
+                list_json(&m.0, |p| list_json(&rings(p), |r| coords_json(r))),
             ),
-            Geo::Collection(g) => {
-                let parts = if g.is_empty() {
+            Geometry::GeometryCollection(g) => {
+                let parts = if g.0.is_empty() {
                     "[ ]".to_string()
                 } else {
-                    list_json(g, Geo::geojson)
+                    list_json(&g.0, Geo::geojson)
                 };
                 return format!("{{ \"type\": \"GeometryCollection\", \"geometries\": {parts} }}");
             }
+            other => return canonical(other).map(|g| g.geojson()).unwrap_or_default(),
         };
         format!("{{ \"type\": \"{kind}\", \"coordinates\": {body} }}")
     }
 
-    /// The length of the lines, in metres (0 for points and polygons, as in BigQuery).
-    pub(super) fn length(&self) -> f64 {
-        let polyline = |c: &[Coord]| c.windows(2).map(|w| distance(&w[0], &w[1])).sum::<f64>();
+    fn length(&self) -> f64 {
+        // Great-circle edges measured by `geo`'s haversine on S2's Earth.
         match self {
-            Geo::LineString(c) => polyline(c),
-            Geo::MultiLineString(r) => r.iter().map(|c| polyline(c)).sum(),
-            Geo::Collection(g) => g.iter().map(Geo::length).sum(),
+            Geometry::LineString(l) => S2_EARTH.length(l),
+            Geometry::MultiLineString(m) => S2_EARTH.length(m),
+            Geometry::Line(l) => S2_EARTH.length(l),
+            Geometry::GeometryCollection(g) => g.iter().map(Geo::length).sum(),
             _ => 0.0,
         }
     }
 
-    pub(super) fn as_point(&self, function: &str) -> DfResult<&Coord> {
+    fn as_point(&self, function: &str) -> DfResult<&Coord> {
         match self {
-            Geo::Point(c) => Ok(c),
+            Geometry::Point(p) => Ok(&p.0),
             other => Err(unsupported(&format!(
                 "{function} of a {} (bigq-emulator computes it for points only)",
                 other.type_name()
@@ -275,6 +351,15 @@ mod tests {
         assert_eq!(number(123.456), "123.456");
         assert_eq!(number(2e15), "2e+15");
         assert!(Geo::parse("POINT(1)").is_err());
+    }
+
+    #[test]
+    fn empty_parts_are_left_out() {
+        assert_eq!(
+            wkt("GEOMETRYCOLLECTION(POINT EMPTY, LINESTRING EMPTY)"),
+            "GEOMETRYCOLLECTION EMPTY"
+        );
+        assert_eq!(wkt("MULTIPOLYGON(EMPTY)"), "GEOMETRYCOLLECTION EMPTY");
     }
 
     #[test]
