@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, UInt32Array, new_null_array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, UInt32Array, new_null_array,
+};
 use datafusion::arrow::compute::{cast, filter_record_batch, take};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -130,7 +132,8 @@ pub(super) fn run(
     )?;
 
     // Target rows no source row matched.
-    let lone_t = UInt32Array::from_iter_values((0..nt as u32).filter(|&t| matches[t as usize] == 0));
+    let lone_t =
+        UInt32Array::from_iter_values((0..nt as u32).filter(|&t| matches[t as usize] == 0));
     let by_source = rows.combine(Some(&lone_t), None)?;
     let chosen = choose(plan, When::NotMatchedBySource, &by_source)?;
     apply(
@@ -146,7 +149,8 @@ pub(super) fn run(
     )?;
 
     // Source rows that matched no target row.
-    let lone_s = UInt32Array::from_iter_values((0..ns as u32).filter(|&s| !source_matched[s as usize]));
+    let lone_s =
+        UInt32Array::from_iter_values((0..ns as u32).filter(|&s| !source_matched[s as usize]));
     let by_target = rows.combine(None, Some(&lone_s))?;
     let chosen = choose(plan, When::NotMatchedByTarget, &by_target)?;
     apply(
@@ -195,7 +199,9 @@ impl Rows<'_> {
     /// Rows of the combined schema: target rows `t` (NULL when absent) beside source rows `s`.
     fn combine(&self, t: Option<&UInt32Array>, s: Option<&UInt32Array>) -> Result<RecordBatch> {
         let n = t.or(s).map(|a| a.len()).unwrap_or(0);
-        let side = |b: &RecordBatch, idx: Option<&UInt32Array>, fields: &[Arc<datafusion::arrow::datatypes::Field>]| {
+        let side = |b: &RecordBatch,
+                    idx: Option<&UInt32Array>,
+                    fields: &[Arc<datafusion::arrow::datatypes::Field>]| {
             fields
                 .iter()
                 .enumerate()
@@ -220,8 +226,13 @@ impl Rows<'_> {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-        let opts = datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n));
-        Ok(RecordBatch::try_new_with_options(self.plan.combined.clone(), cols, &opts)?)
+        let opts =
+            datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n));
+        Ok(RecordBatch::try_new_with_options(
+            self.plan.combined.clone(),
+            cols,
+            &opts,
+        )?)
     }
 }
 
@@ -271,8 +282,13 @@ fn apply(
 ) -> Result<()> {
     let width = table.fields().len();
     for (i, c) in plan.clauses.iter().enumerate() {
-        let rows = chosen.iter().map(|x| Some(*x == Some(i))).collect::<BooleanArray>();
-        let idx = (0..chosen.len()).filter(|&j| chosen[j] == Some(i)).collect::<Vec<_>>();
+        let rows = chosen
+            .iter()
+            .map(|x| Some(*x == Some(i)))
+            .collect::<BooleanArray>();
+        let idx = (0..chosen.len())
+            .filter(|&j| chosen[j] == Some(i))
+            .collect::<Vec<_>>();
         if idx.is_empty() {
             continue;
         }

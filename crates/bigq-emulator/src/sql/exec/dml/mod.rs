@@ -117,7 +117,7 @@ impl Engine {
         let Some(selection) = up.selection.take() else {
             return Err(BqError::invalid_query("UPDATE must have a WHERE clause"));
         };
-        check_assignments(&table, &up.assignments)?;
+        check_assignments(&table, &mut up.assignments)?;
         let stats = match up.from.take() {
             None => {
                 up.selection = Some(selection);
@@ -171,7 +171,11 @@ impl Engine {
         Ok(out)
     }
 
-    pub(super) async fn merge(&self, m: ast::Merge, req: &QueryRequest) -> BqResult<QueryOutput> {
+    pub(super) async fn merge(
+        &self,
+        mut m: ast::Merge,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
         let name = match &m.table {
             ast::TableFactor::Table { name, .. } => name.clone(),
             other => return Err(BqError::unsupported(format!("MERGE INTO {other}"))),
@@ -185,8 +189,8 @@ impl Engine {
         ) {
             return Err(BqError::unsupported(format!("MERGE USING {}", m.source)));
         }
-        for c in &m.clauses {
-            match (&c.clause_kind, &c.action) {
+        for c in &mut m.clauses {
+            match (&c.clause_kind, &mut c.action) {
                 (
                     ast::MergeClauseKind::NotMatched | ast::MergeClauseKind::NotMatchedByTarget,
                     ast::MergeAction::Insert(ins),
@@ -194,7 +198,9 @@ impl Engine {
                     let targets = target_positions(&table, &t, &ins.columns)?;
                     if let ast::MergeInsertKind::Values(v) = &ins.kind {
                         let [row] = v.rows.as_slice() else {
-                            return Err(BqError::invalid_query("MERGE INSERT takes one VALUES row"));
+                            return Err(BqError::invalid_query(
+                                "MERGE INSERT takes one VALUES row",
+                            ));
                         };
                         if row.len() != targets.len() {
                             return Err(BqError::invalid_query(
@@ -216,7 +222,7 @@ impl Engine {
                         "INSERT is only allowed in WHEN NOT MATCHED clauses",
                     ));
                 }
-                (_, ast::MergeAction::Update(u)) => check_assignments(&table, &u.assignments)?,
+                (_, ast::MergeAction::Update(u)) => check_assignments(&table, &mut u.assignments)?,
                 (_, ast::MergeAction::Delete { .. }) => {}
             }
         }
@@ -319,9 +325,7 @@ impl Engine {
             None => return Err(BqError::internal("DELETE without a table")),
         };
         let target = Arc::new(DmlTarget::new(table.clone(), true).map_err(df_err)?);
-        let stats = self
-            .run_dml(stmt, &alias, target, &t, &table, req)
-            .await?;
+        let stats = self.run_dml(stmt, &alias, target, &t, &table, req).await?;
         let mut out = QueryOutput::empty("DELETE");
         out.dml = Some(stats);
         Ok(out)
@@ -372,12 +376,18 @@ impl Engine {
             .execute_and_check(plan, state.config_options(), |_, _| {})
             .map_err(dml_err)?;
         let exec = match &plan {
-            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Delete) => {
-                target.delete_rows(state.create_physical_plan(&d.input).await.map_err(dml_err)?)
-            }
-            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Update) => {
-                target.update_rows(state.create_physical_plan(&d.input).await.map_err(dml_err)?)
-            }
+            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Delete) => target.delete_rows(
+                state
+                    .create_physical_plan(&d.input)
+                    .await
+                    .map_err(dml_err)?,
+            ),
+            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Update) => target.update_rows(
+                state
+                    .create_physical_plan(&d.input)
+                    .await
+                    .map_err(dml_err)?,
+            ),
             LogicalPlan::Dml(_) => state.create_physical_plan(&plan).await.map_err(dml_err)?,
             other => {
                 return Err(BqError::internal(format!(
@@ -508,23 +518,21 @@ fn refuse_view(table: &Table, t: &TableRef) -> BqResult<()> {
     Ok(())
 }
 
-/// The columns a SET names must be the table's.
-fn check_assignments(table: &Table, assignments: &[ast::Assignment]) -> BqResult<()> {
+/// The columns a SET names must be the table's; each is then spelt as the table spells it
+/// (BigQuery's column names are case-insensitive, DataFusion's are not).
+fn check_assignments(table: &Table, assignments: &mut [ast::Assignment]) -> BqResult<()> {
     for a in assignments {
-        let col = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => name_parts(n)?.pop().unwrap_or_default(),
-            ast::AssignmentTarget::Tuple(_) => {
-                return Err(BqError::unsupported("UPDATE SET (a, b) = ..."));
-            }
+        let ast::AssignmentTarget::ColumnName(n) = &mut a.target else {
+            return Err(BqError::unsupported("UPDATE SET (a, b) = ..."));
         };
-        if col.eq_ignore_ascii_case(ROW_ID)
-            || !table
-                .schema
-                .iter()
-                .any(|f| f.name.eq_ignore_ascii_case(&col))
-        {
-            return Err(BqError::invalid_query(format!("Unrecognized name: {col}")));
-        }
+        let col = name_parts(n)?.pop().unwrap_or_default();
+        let field = table
+            .schema
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(&col))
+            .filter(|_| !col.eq_ignore_ascii_case(ROW_ID))
+            .ok_or_else(|| BqError::invalid_query(format!("Unrecognized name: {col}")))?;
+        *n = ast::ObjectName::from(vec![ast::Ident::with_quote('`', &field.name)]);
     }
     Ok(())
 }

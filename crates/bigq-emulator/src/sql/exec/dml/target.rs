@@ -199,7 +199,10 @@ impl TableProvider for DmlTarget {
                     let positions = if columns.is_empty() {
                         (0..self.table.arrow_schema.fields().len()).collect()
                     } else {
-                        columns.iter().map(|c| position(c)).collect::<Result<Vec<_>>>()?
+                        columns
+                            .iter()
+                            .map(|c| position(c))
+                            .collect::<Result<Vec<_>>>()?
                     };
                     merge::Action::Insert(
                         positions
@@ -342,8 +345,7 @@ impl DataSink for DmlSink {
                 for b in &input {
                     let ids = row_ids(b)?;
                     for (r, id) in ids.values().iter().enumerate() {
-                        let at = (by_id.len(), r);
-                        if by_id.insert(*id, (new_rows.len(), at.1)).is_some() {
+                        if by_id.insert(*id, (new_rows.len(), r)).is_some() {
                             return Err(bq(merge::one_source_row()));
                         }
                     }
