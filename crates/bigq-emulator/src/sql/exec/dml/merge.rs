@@ -62,7 +62,9 @@ fn bq(e: BqError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
-/// Pairs of (target row, source row) looked at per evaluation of ON.
+/// Pairs of (target row, source row) looked at per evaluation of ON. ON is evaluated over
+/// every pair, so any condition (not only equalities) pairs rows as BigQuery does; the cost
+/// grows with target rows times source rows.
 const BLOCK: usize = 8192;
 
 /// Runs `plan` over `target` (the table's rows, in `table` schema) and `source`.
