@@ -6,6 +6,7 @@ mod common;
 
 mod bigquery_crate;
 mod data_dir;
+mod dml;
 mod googlesql;
 mod grpc_v2;
 mod http_recordings;

@@ -25,7 +25,7 @@ use crate::sql::types::{self, range_element};
 #[derive(Clone)]
 pub struct Engine {
     pub(super) catalog: Arc<Catalog>,
-    ctx: SessionContext,
+    pub(super) ctx: SessionContext,
 }
 
 impl std::fmt::Debug for Engine {

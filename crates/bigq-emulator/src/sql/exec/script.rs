@@ -99,7 +99,7 @@ impl Engine {
                 if_not_exists,
                 ..
             } => self.create_schema(&schema_name, if_not_exists, req),
-            Statement::Truncate(tr) => self.truncate(&tr, req),
+            Statement::Truncate(tr) => self.truncate(tr, req).await,
             Statement::AlterTable(at) => self.alter_table(&at, req),
             Statement::Declare { stmts } => self.declare(stmts, req).await,
             Statement::Set(ast::Set::SingleAssignment {

@@ -18,5 +18,5 @@ pub(crate) mod typed_arrays;
 mod unnest;
 
 pub(crate) use self::operators::TypedOperators;
-pub(crate) use self::query::rewrite_query;
+pub(crate) use self::query::{rewrite_query, rewrite_statement};
 pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};

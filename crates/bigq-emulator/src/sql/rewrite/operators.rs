@@ -9,7 +9,7 @@ use datafusion::common::{DFSchema, Result as DfResult, plan_err};
 use datafusion::logical_expr::expr::{Cast, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable, LogicalPlan, Operator, WriteOp};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 
@@ -160,7 +160,14 @@ impl AnalyzerRule for TypedOperators {
 
     fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|plan| {
-            let schema = merge_schema(&plan.inputs());
+            let schema = match &plan {
+                // MERGE's expressions read the target's columns beside the source's.
+                LogicalPlan::Dml(d) if matches!(d.op, WriteOp::MergeInto(_)) => {
+                    DFSchema::try_from_qualified_schema(d.table_name.clone(), &d.target.schema())?
+                        .join(d.input.schema())?
+                }
+                _ => merge_schema(&plan.inputs()),
+            };
             let names = NamePreserver::new(&plan);
             plan.map_expressions(|e| {
                 let name = names.save(&e);

@@ -39,6 +39,27 @@ pub fn rewrite_query(
     }
 }
 
+/// Rewrites a data manipulation statement in place, as [`rewrite_query`] rewrites a query:
+/// the tables it names, its expressions and the queries inside it.
+pub fn rewrite_statement(
+    stmt: &mut ast::Statement,
+    catalog: &Catalog,
+    cx: &NameContext,
+    params: &Params,
+) -> BqResult<()> {
+    let mut r = Rewriter {
+        catalog,
+        cx,
+        params,
+        ctes: HashSet::new(),
+        positional: 0,
+    };
+    match stmt.visit(&mut r) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(e) => Err(e),
+    }
+}
+
 struct Rewriter<'a> {
     catalog: &'a Catalog,
     cx: &'a NameContext,

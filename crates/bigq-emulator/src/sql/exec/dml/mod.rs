@@ -1,0 +1,593 @@
+//! Data manipulation: `INSERT`, `UPDATE`, `DELETE`, `MERGE` and `TRUNCATE TABLE`.
+//!
+//! Each statement is checked here as BigQuery checks it (on the AST, with BigQuery's
+//! messages), rewritten as queries are, then planned by DataFusion's `SqlToRel` into a
+//! `LogicalPlan::Dml` whose target is a [`target::DmlTarget`] over a snapshot of the table.
+//! Running the plan computes the table's new contents in that target's sinks; the statement
+//! then commits them to the catalog once.
+
+mod merge;
+mod target;
+
+use std::sync::Arc;
+
+use bigq_codec::schema::FieldMode;
+use datafusion::arrow::array::new_null_array;
+use datafusion::arrow::datatypes::Schema;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
+    SchemaProvider,
+};
+use datafusion::error::DataFusionError;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::session_state::SessionState;
+use datafusion::logical_expr::{LogicalPlan, WriteOp};
+use datafusion::physical_plan::collect;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{self, FromTable, Statement};
+
+use self::target::{DmlTarget, ROW_ID};
+use super::engine::Engine;
+use super::output::{DmlStats, QueryOutput, QueryRequest, conform, df_err, result_style};
+use crate::catalog::{Table, TableKind, TableRef};
+use crate::error::{BqError, BqResult};
+use crate::sql::names::{name_parts, resolve};
+use crate::sql::parse::parse;
+use crate::sql::rewrite::rewrite_statement;
+
+impl Engine {
+    pub(super) async fn insert(
+        &self,
+        ins: ast::Insert,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let name = match &ins.table {
+            ast::TableObject::TableName(n) => n.clone(),
+            other => return Err(BqError::unsupported(format!("INSERT INTO {other}"))),
+        };
+        let t = resolve(&name, &req.names)?;
+        let table = self.catalog.read().table(&t)?;
+        if matches!(table.kind, TableKind::View { .. }) {
+            return Err(BqError::invalid_query(format!(
+                "Cannot insert into view {t}"
+            )));
+        }
+        let source = ins
+            .source
+            .ok_or_else(|| BqError::unsupported("INSERT without VALUES or SELECT"))?;
+        let targets = target_positions(&table, &t, &ins.columns)?;
+        let mut source = source;
+        if let ast::SetExpr::Values(values) = source.body.as_mut() {
+            // DEFAULT takes the column default; columns here have none, so NULL.
+            for row in &mut values.rows {
+                for e in row.iter_mut() {
+                    if matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"))
+                    {
+                        *e = ast::Expr::value(ast::Value::Null);
+                    }
+                }
+            }
+        }
+        let (schema, batches) = self.plan_and_run(source, req, req.dry_run).await?;
+        if schema.fields().len() != targets.len() {
+            return Err(BqError::invalid_query(format!(
+                "Inserted row has wrong column count; Has {}, expected {}",
+                schema.fields().len(),
+                targets.len()
+            )));
+        }
+        let inserted = batches.iter().map(|b| b.num_rows() as i64).sum::<i64>();
+        let new_batches = place_columns(&table, &targets, &batches)?;
+        let conformed = new_batches;
+        check_required(&table, &conformed)?;
+        if !req.dry_run {
+            let mut w = self.catalog.write();
+            let mut current = (*w.table(&t)?).clone();
+            current.batches.extend(conformed);
+            w.put_table(&t, current)?;
+            w.commit()?;
+        }
+        let mut out = QueryOutput::empty("INSERT");
+        if req.dry_run {
+            out.schema = result_style(&table.schema);
+        }
+        out.dml = Some(DmlStats {
+            inserted,
+            ..Default::default()
+        });
+        Ok(out)
+    }
+
+    pub(super) async fn update(
+        &self,
+        mut up: ast::Update,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        if !up.table.joins.is_empty() {
+            return Err(BqError::unsupported("UPDATE with JOIN"));
+        }
+        let name = match &up.table.relation {
+            ast::TableFactor::Table { name, .. } => name.clone(),
+            other => return Err(BqError::unsupported(format!("UPDATE {other}"))),
+        };
+        let t = resolve(&name, &req.names)?;
+        let table = self.catalog.read().table(&t)?;
+        refuse_view(&table, &t)?;
+        let Some(selection) = up.selection.take() else {
+            return Err(BqError::invalid_query("UPDATE must have a WHERE clause"));
+        };
+        check_assignments(&table, &mut up.assignments)?;
+        let stats = match up.from.take() {
+            None => {
+                up.selection = Some(selection);
+                let mut stmt = Statement::Update(up);
+                rewrite_statement(&mut stmt, &self.catalog, &req.names, &req.params)?;
+                let Statement::Update(up) = &mut stmt else {
+                    unreachable!("rewriting keeps the statement's kind")
+                };
+                let alias = bare_target(&mut up.table.relation)?;
+                let target = Arc::new(DmlTarget::new(table.clone(), true).map_err(df_err)?);
+                self.run_dml(stmt, &alias, target, &t, &table, req).await?
+            }
+            // BigQuery's UPDATE .. FROM is a MERGE whose ON is the WHERE: a target row joined
+            // with no FROM row is left as it is, with one it is updated, with more it is the
+            // "must match at most one source row" error.
+            Some(ast::UpdateTableFromKind::BeforeSet(from))
+            | Some(ast::UpdateTableFromKind::AfterSet(from)) => {
+                let source = match <[_; 1]>::try_from(from) {
+                    Ok([twj]) if twj.joins.is_empty() => twj.relation,
+                    Ok([twj]) => ast::TableFactor::NestedJoin {
+                        table_with_joins: Box::new(twj),
+                        alias: None,
+                    },
+                    Err(_) => {
+                        return Err(BqError::unsupported(
+                            "UPDATE .. FROM with several comma-separated tables",
+                        ));
+                    }
+                };
+                let mut m = match parse(
+                    "MERGE INTO t USING s ON TRUE WHEN MATCHED THEN UPDATE SET c = NULL",
+                )?
+                .pop()
+                {
+                    Some(Statement::Merge(m)) => m,
+                    _ => return Err(BqError::internal("MERGE template")),
+                };
+                m.table = up.table.relation;
+                m.source = source;
+                m.on = Box::new(selection);
+                if let Some(ast::MergeAction::Update(u)) =
+                    m.clauses.first_mut().map(|c| &mut c.action)
+                {
+                    u.assignments = up.assignments;
+                }
+                self.run_merge(m, t, table, req).await?
+            }
+        };
+        let mut out = QueryOutput::empty("UPDATE");
+        out.dml = Some(stats);
+        Ok(out)
+    }
+
+    pub(super) async fn merge(
+        &self,
+        mut m: ast::Merge,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let name = match &m.table {
+            ast::TableFactor::Table { name, .. } => name.clone(),
+            other => return Err(BqError::unsupported(format!("MERGE INTO {other}"))),
+        };
+        let t = resolve(&name, &req.names)?;
+        let table = self.catalog.read().table(&t)?;
+        refuse_view(&table, &t)?;
+        if !matches!(
+            m.source,
+            ast::TableFactor::Table { .. } | ast::TableFactor::Derived { .. }
+        ) {
+            return Err(BqError::unsupported(format!("MERGE USING {}", m.source)));
+        }
+        for c in &mut m.clauses {
+            match (&c.clause_kind, &mut c.action) {
+                (
+                    ast::MergeClauseKind::NotMatched | ast::MergeClauseKind::NotMatchedByTarget,
+                    ast::MergeAction::Insert(ins),
+                ) => {
+                    let targets = target_positions(&table, &t, &ins.columns)?;
+                    if let ast::MergeInsertKind::Values(v) = &ins.kind {
+                        let [row] = v.rows.as_slice() else {
+                            return Err(BqError::invalid_query(
+                                "MERGE INSERT takes one VALUES row",
+                            ));
+                        };
+                        if row.len() != targets.len() {
+                            return Err(BqError::invalid_query(
+                                "MERGE INSERT has the wrong number of values",
+                            ));
+                        }
+                    }
+                }
+                (
+                    ast::MergeClauseKind::NotMatched | ast::MergeClauseKind::NotMatchedByTarget,
+                    _,
+                ) => {
+                    return Err(BqError::invalid_query(
+                        "WHEN NOT MATCHED clauses only allow INSERT",
+                    ));
+                }
+                (_, ast::MergeAction::Insert(_)) => {
+                    return Err(BqError::invalid_query(
+                        "INSERT is only allowed in WHEN NOT MATCHED clauses",
+                    ));
+                }
+                (_, ast::MergeAction::Update(u)) => check_assignments(&table, &mut u.assignments)?,
+                (_, ast::MergeAction::Delete { .. }) => {}
+            }
+        }
+        let stats = self.run_merge(m, t, table, req).await?;
+        let mut out = QueryOutput::empty("MERGE");
+        out.dml = Some(stats);
+        Ok(out)
+    }
+
+    /// A MERGE whose clauses BigQuery's rules allow, into `t`.
+    async fn run_merge(
+        &self,
+        m: ast::Merge,
+        t: TableRef,
+        table: Arc<Table>,
+        req: &QueryRequest,
+    ) -> BqResult<DmlStats> {
+        let mut stmt = Statement::Merge(m);
+        rewrite_statement(&mut stmt, &self.catalog, &req.names, &req.params)?;
+        let Statement::Merge(m) = &mut stmt else {
+            unreachable!("rewriting keeps the statement's kind")
+        };
+        let alias = bare_target(&mut m.table)?;
+        // INSERT ROW takes each target column from the source column of its name. DataFusion
+        // plans only INSERT .. VALUES, so it is written as that.
+        let source_alias = match &mut m.source {
+            ast::TableFactor::Table { alias, .. } | ast::TableFactor::Derived { alias, .. } => {
+                alias
+                    .get_or_insert_with(|| ast::TableAlias {
+                        explicit: true,
+                        name: ast::Ident::new("__bigq_merge_source"),
+                        columns: Vec::new(),
+                        at: None,
+                    })
+                    .name
+                    .clone()
+            }
+            _ => ast::Ident::new("__bigq_merge_source"),
+        };
+        for c in &mut m.clauses {
+            if let ast::MergeAction::Insert(ins) = &mut c.action
+                && matches!(ins.kind, ast::MergeInsertKind::Row)
+            {
+                ins.columns = table
+                    .schema
+                    .iter()
+                    .map(|f| ast::ObjectName::from(vec![ast::Ident::with_quote('`', &f.name)]))
+                    .collect();
+                let row = table
+                    .schema
+                    .iter()
+                    .map(|f| {
+                        ast::Expr::CompoundIdentifier(vec![
+                            source_alias.clone(),
+                            ast::Ident::with_quote('`', &f.name),
+                        ])
+                    })
+                    .collect();
+                ins.kind = ast::MergeInsertKind::Values(ast::Values {
+                    explicit_row: false,
+                    value_keyword: false,
+                    rows: vec![ast::Parens::with_empty_span(row)],
+                });
+            }
+        }
+        let target = Arc::new(DmlTarget::new(table.clone(), false).map_err(df_err)?);
+        self.run_dml(stmt, &alias, target, &t, &table, req).await
+    }
+
+    pub(super) async fn delete(
+        &self,
+        del: ast::Delete,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &del.from;
+        let [twj] = from.as_slice() else {
+            return Err(BqError::unsupported("DELETE from several tables"));
+        };
+        if !twj.joins.is_empty() {
+            return Err(BqError::unsupported("DELETE with JOIN"));
+        }
+        let name = match &twj.relation {
+            ast::TableFactor::Table { name, .. } => name.clone(),
+            other => return Err(BqError::unsupported(format!("DELETE FROM {other}"))),
+        };
+        let t = resolve(&name, &req.names)?;
+        let table = self.catalog.read().table(&t)?;
+        refuse_view(&table, &t)?;
+        if del.selection.is_none() {
+            return Err(BqError::invalid_query("DELETE must have a WHERE clause"));
+        }
+        let mut stmt = Statement::Delete(del);
+        rewrite_statement(&mut stmt, &self.catalog, &req.names, &req.params)?;
+        let Statement::Delete(del) = &mut stmt else {
+            unreachable!("rewriting keeps the statement's kind")
+        };
+        let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &mut del.from;
+        let alias = match from.first_mut() {
+            Some(twj) => bare_target(&mut twj.relation)?,
+            None => return Err(BqError::internal("DELETE without a table")),
+        };
+        let target = Arc::new(DmlTarget::new(table.clone(), true).map_err(df_err)?);
+        let stats = self.run_dml(stmt, &alias, target, &t, &table, req).await?;
+        let mut out = QueryOutput::empty("DELETE");
+        out.dml = Some(stats);
+        Ok(out)
+    }
+
+    /// `TRUNCATE TABLE`: every row deleted.
+    pub(super) async fn truncate(
+        &self,
+        mut tr: ast::Truncate,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let [target_name] = tr.table_names.as_mut_slice() else {
+            return Err(BqError::unsupported("TRUNCATE TABLE of several tables"));
+        };
+        let t = resolve(&target_name.name, &req.names)?;
+        let table = self.catalog.read().table(&t)?;
+        refuse_view(&table, &t)?;
+        let alias = t.table.clone();
+        target_name.name = ast::ObjectName::from(vec![ast::Ident::with_quote('`', &alias)]);
+        let target = Arc::new(DmlTarget::new(table.clone(), false).map_err(df_err)?);
+        let stats = self
+            .run_dml(Statement::Truncate(tr), &alias, target, &t, &table, req)
+            .await?;
+        let mut out = QueryOutput::empty("TRUNCATE_TABLE");
+        out.dml = Some(stats);
+        Ok(out)
+    }
+
+    /// Plans `stmt`, whose target is the bare name `alias`, with `target` standing for the
+    /// table `t`; runs it unless this is a dry run, and commits what it staged, once.
+    async fn run_dml(
+        &self,
+        stmt: Statement,
+        alias: &str,
+        target: Arc<DmlTarget>,
+        t: &TableRef,
+        table: &Table,
+        req: &QueryRequest,
+    ) -> BqResult<DmlStats> {
+        let state = self.dml_state(alias, target.clone())?;
+        let plan = state
+            .statement_to_plan(DfStatement::Statement(Box::new(stmt)))
+            .await
+            .map_err(dml_err)?;
+        // The emulator's analyzer rules type the plan's expressions as they do a query's.
+        let plan = state
+            .analyzer()
+            .execute_and_check(plan, state.config_options(), |_, _| {})
+            .map_err(dml_err)?;
+        let exec = match &plan {
+            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Delete) => target.delete_rows(
+                state
+                    .create_physical_plan(&d.input)
+                    .await
+                    .map_err(dml_err)?,
+            ),
+            LogicalPlan::Dml(d) if matches!(d.op, WriteOp::Update) => target.update_rows(
+                state
+                    .create_physical_plan(&d.input)
+                    .await
+                    .map_err(dml_err)?,
+            ),
+            LogicalPlan::Dml(_) => state.create_physical_plan(&plan).await.map_err(dml_err)?,
+            other => {
+                return Err(BqError::internal(format!(
+                    "DML planned as {}",
+                    other.display()
+                )));
+            }
+        };
+        if req.dry_run {
+            return Ok(DmlStats::default());
+        }
+        collect(exec, state.task_ctx()).await.map_err(dml_err)?;
+        let staged = target
+            .take_staged()
+            .ok_or_else(|| BqError::internal("the DML statement staged no result"))?;
+        check_required(table, &staged.batches)?;
+        let mut new = table.clone();
+        new.batches = staged.batches;
+        self.catalog.update(|w| w.put_table(t, new))?;
+        Ok(staged.stats)
+    }
+
+    /// The session a DML statement is planned in: the engine's, with `target` under the bare
+    /// name `alias` (the default catalog and schema), so that only the statement's target
+    /// reads through it and the queries inside the statement read the catalog as usual.
+    fn dml_state(&self, alias: &str, target: Arc<DmlTarget>) -> BqResult<SessionState> {
+        let base = self.ctx.state();
+        let opts = base.config_options().catalog.clone();
+        let schema = MemorySchemaProvider::new();
+        schema
+            .register_table(alias.to_string(), target)
+            .map_err(df_err)?;
+        let catalog = MemoryCatalogProvider::new();
+        catalog
+            .register_schema(&opts.default_schema, Arc::new(schema))
+            .map_err(df_err)?;
+        let list = Arc::new(WithTarget {
+            inner: base.catalog_list().clone(),
+            name: opts.default_catalog,
+            catalog: Arc::new(catalog),
+        });
+        Ok(SessionStateBuilder::new_from_existing(base)
+            .with_catalog_list(list)
+            .build())
+    }
+}
+
+/// Builds full-width batches for `table` from batches whose column `k` goes to table
+/// column `targets[k]`; the other columns are NULL.
+fn place_columns(
+    table: &Table,
+    targets: &[usize],
+    batches: &[RecordBatch],
+) -> BqResult<Vec<RecordBatch>> {
+    let mut out = Vec::new();
+    for b in batches {
+        if b.num_rows() == 0 {
+            continue;
+        }
+        let cols = table
+            .arrow_schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match targets.iter().position(|&x| x == i) {
+                Some(src) => b.column(src).clone(),
+                None => new_null_array(f.data_type(), b.num_rows()),
+            })
+            .collect::<Vec<_>>();
+        let fields = cols
+            .iter()
+            .zip(table.arrow_schema.fields())
+            .map(|(c, f)| {
+                datafusion::arrow::datatypes::Field::new(f.name(), c.data_type().clone(), true)
+            })
+            .collect::<Vec<_>>();
+        out.push(
+            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+                .map_err(|e| BqError::internal(e.to_string()))?,
+        );
+    }
+    conform(&out, &table.arrow_schema)
+}
+
+/// Maps column names of an INSERT list to table column positions.
+fn target_positions(
+    table: &Table,
+    t: &TableRef,
+    columns: &[ast::ObjectName],
+) -> BqResult<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..table.schema.len()).collect());
+    }
+    columns
+        .iter()
+        .map(|c| {
+            let n = name_parts(c)?.pop().unwrap_or_default();
+            table
+                .schema
+                .iter()
+                .position(|f| f.name.eq_ignore_ascii_case(&n))
+                .ok_or_else(|| {
+                    BqError::invalid_query(format!("Column {n} is not present in table {t}"))
+                })
+        })
+        .collect()
+}
+
+fn check_required(table: &Table, batches: &[RecordBatch]) -> BqResult<()> {
+    for (i, f) in table.schema.iter().enumerate() {
+        if f.mode() == FieldMode::Required && batches.iter().any(|b| b.column(i).null_count() > 0) {
+            return Err(BqError::invalid_query(format!(
+                "Required field {} cannot be null",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// BigQuery refuses DML whose target is a view.
+fn refuse_view(table: &Table, t: &TableRef) -> BqResult<()> {
+    if matches!(table.kind, TableKind::View { .. }) {
+        return Err(BqError::invalid_query(format!(
+            "Cannot modify view {t}: DML statements are not allowed on views"
+        )));
+    }
+    Ok(())
+}
+
+/// The columns a SET names must be the table's; each is then spelt as the table spells it
+/// (BigQuery's column names are case-insensitive, DataFusion's are not).
+fn check_assignments(table: &Table, assignments: &mut [ast::Assignment]) -> BqResult<()> {
+    for a in assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &mut a.target else {
+            return Err(BqError::unsupported("UPDATE SET (a, b) = ..."));
+        };
+        let col = name_parts(n)?.pop().unwrap_or_default();
+        let field = table
+            .schema
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(&col))
+            .filter(|_| !col.eq_ignore_ascii_case(ROW_ID))
+            .ok_or_else(|| BqError::invalid_query(format!("Unrecognized name: {col}")))?;
+        *n = ast::ObjectName::from(vec![ast::Ident::with_quote('`', &field.name)]);
+    }
+    Ok(())
+}
+
+/// Names a rewritten statement's target (`project.dataset.table AS alias`) by its alias
+/// alone, the name its [`DmlTarget`] is registered under; the alias is returned.
+fn bare_target(tf: &mut ast::TableFactor) -> BqResult<String> {
+    let ast::TableFactor::Table { name, alias, .. } = tf else {
+        return Err(BqError::internal("DML target is not a table"));
+    };
+    let alias = alias
+        .take()
+        .map(|a| a.name.value)
+        .ok_or_else(|| BqError::internal("DML target without an alias"))?;
+    *name = ast::ObjectName::from(vec![ast::Ident::with_quote('`', &alias)]);
+    Ok(alias)
+}
+
+/// A DataFusion error, or the emulator's own error carried through DataFusion.
+fn dml_err(e: DataFusionError) -> BqError {
+    match e {
+        DataFusionError::External(b) => match b.downcast::<BqError>() {
+            Ok(b) => *b,
+            Err(b) => df_err(DataFusionError::External(b)),
+        },
+        DataFusionError::Context(_, inner) => dml_err(*inner),
+        other => df_err(other),
+    }
+}
+
+/// The engine's catalogs, with one more: the DML target, as the default catalog.
+#[derive(Debug)]
+struct WithTarget {
+    inner: Arc<dyn CatalogProviderList>,
+    name: String,
+    catalog: Arc<dyn CatalogProvider>,
+}
+
+impl CatalogProviderList for WithTarget {
+    fn register_catalog(
+        &self,
+        name: String,
+        catalog: Arc<dyn CatalogProvider>,
+    ) -> Option<Arc<dyn CatalogProvider>> {
+        self.inner.register_catalog(name, catalog)
+    }
+
+    fn catalog_names(&self) -> Vec<String> {
+        self.inner.catalog_names()
+    }
+
+    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        if name == self.name {
+            return Some(self.catalog.clone());
+        }
+        self.inner.catalog(name)
+    }
+}
