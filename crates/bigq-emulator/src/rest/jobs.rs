@@ -52,7 +52,10 @@ fn statistics(job: &Job, st: &JobState) -> Value {
         _ => Cost::default(),
     };
     let mut q = Map::new();
-    q.insert("totalBytesProcessed".into(), cost.processed.to_string().into());
+    q.insert(
+        "totalBytesProcessed".into(),
+        cost.processed.to_string().into(),
+    );
     q.insert("totalBytesBilled".into(), cost.billed.to_string().into());
     q.insert("cacheHit".into(), false.into());
     q.insert("totalSlotMs".into(), "0".into());
@@ -82,7 +85,10 @@ fn statistics(job: &Job, st: &JobState) -> Value {
     if let Some(t) = st.end_time {
         s.insert("endTime".into(), t.to_string().into());
     }
-    s.insert("totalBytesProcessed".into(), cost.processed.to_string().into());
+    s.insert(
+        "totalBytesProcessed".into(),
+        cost.processed.to_string().into(),
+    );
     s.insert("query".into(), Value::Object(q));
     if let Some(Ok(out)) = &st.result
         && let Some(id) = &out.session_id
@@ -209,7 +215,10 @@ pub async fn query(
             ended,
         }) => {
             let mut extra = Map::new();
-            extra.insert("totalBytesBilled".into(), out.cost.billed.to_string().into());
+            extra.insert(
+                "totalBytesBilled".into(),
+                out.cost.billed.to_string().into(),
+            );
             extra.insert("location".into(), core::LOCATION.into());
             extra.insert("creationTime".into(), created.to_string().into());
             extra.insert("endTime".into(), ended.to_string().into());
@@ -234,7 +243,10 @@ pub async fn query(
         }) => {
             let mut extra = Map::new();
             extra.insert("queryId".into(), query_id.into());
-            extra.insert("totalBytesBilled".into(), out.cost.billed.to_string().into());
+            extra.insert(
+                "totalBytesBilled".into(),
+                out.cost.billed.to_string().into(),
+            );
             extra.insert("location".into(), core::LOCATION.into());
             extra.insert("creationTime".into(), created.to_string().into());
             extra.insert("startTime".into(), started.to_string().into());
@@ -283,7 +295,10 @@ fn respond_query(
         "jobCreationReason".into(),
         json!({"code": job.creation_reason}),
     );
-    extra.insert("totalBytesBilled".into(), out.cost.billed.to_string().into());
+    extra.insert(
+        "totalBytesBilled".into(),
+        out.cost.billed.to_string().into(),
+    );
     extra.insert("location".into(), job.location.clone().into());
     extra.insert("creationTime".into(), job.creation_time.to_string().into());
     if let Some(t) = st.start_time {

@@ -69,7 +69,11 @@ async fn a_dry_run_reports_the_bytes_and_bills_nothing() {
                    "useLegacySql": false}}}),
         )
         .await;
-    assert_eq!(bytes(&job["statistics"], "totalBytesProcessed"), "9", "{job}");
+    assert_eq!(
+        bytes(&job["statistics"], "totalBytesProcessed"),
+        "9",
+        "{job}"
+    );
     let q = &job["statistics"]["query"];
     assert_eq!(bytes(q, "totalBytesProcessed"), "9", "{job}");
     assert_eq!(bytes(q, "totalBytesBilled"), "0", "{job}");
@@ -90,7 +94,11 @@ async fn a_job_reports_its_cost_in_its_statistics() {
         .await;
     assert_eq!(job["status"]["state"], "DONE", "{job}");
     let got = rest.get("/jobs/costly").await;
-    assert_eq!(bytes(&got["statistics"], "totalBytesProcessed"), "25", "{got}");
+    assert_eq!(
+        bytes(&got["statistics"], "totalBytesProcessed"),
+        "25",
+        "{got}"
+    );
     let q = &got["statistics"]["query"];
     assert_eq!(bytes(q, "totalBytesProcessed"), "25", "{got}");
     assert_eq!(bytes(q, "totalBytesBilled"), TEN_MB, "{got}");
@@ -109,7 +117,10 @@ async fn maximum_bytes_billed_refuses_a_query_that_would_bill_more() {
         )
         .await;
     assert_eq!(status.as_u16(), 400, "{v}");
-    assert_eq!(v["error"]["errors"][0]["reason"], "bytesBilledLimitExceeded", "{v}");
+    assert_eq!(
+        v["error"]["errors"][0]["reason"], "bytesBilledLimitExceeded",
+        "{v}"
+    );
     let message = v["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("1000000") && message.contains(TEN_MB),

@@ -5,9 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use datafusion::arrow::array::{
-    Array, AsArray, GenericListArray, OffsetSizeTrait, StructArray,
-};
+use datafusion::arrow::array::{Array, AsArray, GenericListArray, OffsetSizeTrait, StructArray};
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::logical_expr::LogicalPlan;
@@ -187,7 +185,10 @@ mod tests {
     #[test]
     fn json_and_geography_are_sized_by_their_text_and_vertices() {
         let tag = |t: &str| {
-            HashMap::from([(EXTENSION_NAME_KEY.to_string(), format!("google:sqlType:{t}"))])
+            HashMap::from([(
+                EXTENSION_NAME_KEY.to_string(),
+                format!("google:sqlType:{t}"),
+            )])
         };
         let json: ArrayRef = Arc::new(StringArray::from(vec![r#"{"a":1}"#]));
         let f = Field::new("j", DataType::Utf8, true).with_metadata(tag("json"));

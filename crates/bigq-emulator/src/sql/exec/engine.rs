@@ -215,21 +215,17 @@ fn holds_null_element(array: &dyn Array) -> bool {
     match array.data_type() {
         DataType::List(_) => {
             let list = array.as_list::<i32>();
-            (0..list.len())
-                .filter(|&i| list.is_valid(i))
-                .any(|i| {
-                    let items = list.value(i);
-                    items.null_count() > 0 || holds_null_element(items.as_ref())
-                })
+            (0..list.len()).filter(|&i| list.is_valid(i)).any(|i| {
+                let items = list.value(i);
+                items.null_count() > 0 || holds_null_element(items.as_ref())
+            })
         }
         DataType::LargeList(_) => {
             let list = array.as_list::<i64>();
-            (0..list.len())
-                .filter(|&i| list.is_valid(i))
-                .any(|i| {
-                    let items = list.value(i);
-                    items.null_count() > 0 || holds_null_element(items.as_ref())
-                })
+            (0..list.len()).filter(|&i| list.is_valid(i)).any(|i| {
+                let items = list.value(i);
+                items.null_count() > 0 || holds_null_element(items.as_ref())
+            })
         }
         DataType::Struct(_) => array
             .as_struct()

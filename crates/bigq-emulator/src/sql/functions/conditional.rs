@@ -131,7 +131,14 @@ fn results_error(e: &DfExpr, schema: &DFSchema) -> Option<BqError> {
                 .map(|(_, t)| t.as_ref())
                 .chain(c.else_expr.as_deref());
             let types = types_of(results, schema)?;
-            no_common_type(if is_if { "function IF" } else { "operator CASE" }, &types)
+            no_common_type(
+                if is_if {
+                    "function IF"
+                } else {
+                    "operator CASE"
+                },
+                &types,
+            )
         }
         DfExpr::ScalarFunction(f) if f.name() == "coalesce" => {
             let types = types_of(f.args.iter(), schema)?;

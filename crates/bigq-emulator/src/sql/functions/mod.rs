@@ -30,6 +30,7 @@ mod interval;
 mod json;
 pub(crate) mod math;
 mod net;
+mod percentile;
 mod range;
 mod registry;
 mod row;
@@ -70,6 +71,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         json::FUNCTIONS,
         math::FUNCTIONS,
         net::FUNCTIONS,
+        percentile::FUNCTIONS,
         range::FUNCTIONS,
         safe::FUNCTIONS,
         statistical::FUNCTIONS,
@@ -93,6 +95,9 @@ pub(crate) fn register(ctx: &SessionContext) {
         if let Implementation::Udf(make) = f.implementation {
             ctx.register_udf(make());
         }
+    }
+    for a in percentile::aggregates() {
+        ctx.register_udaf(a);
     }
 }
 

@@ -47,7 +47,12 @@ fn number(name: &str, v: &ScalarValue) -> DfResult<f64> {
         ScalarValue::Float64(x) => *x,
         ScalarValue::Float32(x) => x.map(f64::from),
         ScalarValue::Int64(x) => x.map(|i| i as f64),
-        _ => return Err(fail(name, format!("a magnitude must be FLOAT64, not {v:?}"))),
+        _ => {
+            return Err(fail(
+                name,
+                format!("a magnitude must be FLOAT64, not {v:?}"),
+            ));
+        }
     };
     x.ok_or_else(|| {
         fail(

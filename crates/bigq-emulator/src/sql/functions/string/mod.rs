@@ -11,9 +11,9 @@ mod text;
 use datafusion::sql::sqlparser::ast::Expr;
 
 use super::registry::{Family, Function};
+use super::row::{udf, udf_variadic};
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
-use super::row::{udf, udf_variadic};
 
 const ASCII: &[&str] = &["ASCII(STRING) -> INT64", "ASCII(BYTES) -> INT64"];
 const BYTE_LENGTH: &[&str] = &[
