@@ -69,6 +69,16 @@ impl BqError {
         Self::new(500, "internalError", message)
     }
 
+    /// 400 `bytesBilledLimitExceeded`: a query that would bill more than its
+    /// `maximumBytesBilled`, worded as BigQuery words it.
+    pub(crate) fn bytes_billed_limit_exceeded(limit: u64, billed: u64) -> Self {
+        Self::new(
+            400,
+            "bytesBilledLimitExceeded",
+            format!("Query exceeded limit for bytes billed: {limit}. {billed} or higher required."),
+        )
+    }
+
     /// 400 `invalidQuery` for a construct the emulator does not support, naming it.
     pub(crate) fn unsupported(what: impl fmt::Display) -> Self {
         Self::invalid_query(format!("Unsupported by bigq-emulator: {what}"))

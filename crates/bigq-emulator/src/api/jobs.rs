@@ -148,6 +148,9 @@ fn engine_request(
         params: Params::from_json(cfg.get("queryParameters"))?,
         dry_run,
         session_id: None,
+        maximum_bytes_billed: cfg
+            .get("maximumBytesBilled")
+            .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok())),
     })
     .and_then(|mut req| {
         if let Some((id, scope)) = session(s, project, cfg)? {

@@ -20,7 +20,7 @@ use crate::api::jobs::{
 };
 use crate::api::{PageRequest, etag};
 use crate::jobs::{Job, JobState};
-use crate::sql::exec::QueryOutput;
+use crate::sql::exec::{Cost, QueryOutput};
 use crate::state::AppState;
 use bigq_codec::json::encode::EncodeOptions;
 
@@ -47,9 +47,16 @@ fn schema_json(out: &QueryOutput) -> Value {
 }
 
 fn statistics(job: &Job, st: &JobState) -> Value {
+    let cost = match &st.result {
+        Some(Ok(out)) => out.cost,
+        _ => Cost::default(),
+    };
     let mut q = Map::new();
-    q.insert("totalBytesProcessed".into(), "0".into());
-    q.insert("totalBytesBilled".into(), "0".into());
+    q.insert(
+        "totalBytesProcessed".into(),
+        cost.processed.to_string().into(),
+    );
+    q.insert("totalBytesBilled".into(), cost.billed.to_string().into());
     q.insert("cacheHit".into(), false.into());
     q.insert("totalSlotMs".into(), "0".into());
     let mut stype = "SELECT";
@@ -78,7 +85,10 @@ fn statistics(job: &Job, st: &JobState) -> Value {
     if let Some(t) = st.end_time {
         s.insert("endTime".into(), t.to_string().into());
     }
-    s.insert("totalBytesProcessed".into(), "0".into());
+    s.insert(
+        "totalBytesProcessed".into(),
+        cost.processed.to_string().into(),
+    );
     s.insert("query".into(), Value::Object(q));
     if let Some(Ok(out)) = &st.result
         && let Some(id) = &out.session_id
@@ -136,7 +146,10 @@ fn query_response(
     if let Some(r) = job_ref {
         head.insert("jobReference".into(), r);
     }
-    head.insert("totalBytesProcessed".into(), "0".into());
+    head.insert(
+        "totalBytesProcessed".into(),
+        out.cost.processed.to_string().into(),
+    );
     head.insert("jobComplete".into(), true.into());
     head.insert("cacheHit".into(), false.into());
     if let Some(id) = &out.session_id {
@@ -202,7 +215,10 @@ pub async fn query(
             ended,
         }) => {
             let mut extra = Map::new();
-            extra.insert("totalBytesBilled".into(), "0".into());
+            extra.insert(
+                "totalBytesBilled".into(),
+                out.cost.billed.to_string().into(),
+            );
             extra.insert("location".into(), core::LOCATION.into());
             extra.insert("creationTime".into(), created.to_string().into());
             extra.insert("endTime".into(), ended.to_string().into());
@@ -227,7 +243,10 @@ pub async fn query(
         }) => {
             let mut extra = Map::new();
             extra.insert("queryId".into(), query_id.into());
-            extra.insert("totalBytesBilled".into(), "0".into());
+            extra.insert(
+                "totalBytesBilled".into(),
+                out.cost.billed.to_string().into(),
+            );
             extra.insert("location".into(), core::LOCATION.into());
             extra.insert("creationTime".into(), created.to_string().into());
             extra.insert("startTime".into(), started.to_string().into());
@@ -276,7 +295,10 @@ fn respond_query(
         "jobCreationReason".into(),
         json!({"code": job.creation_reason}),
     );
-    extra.insert("totalBytesBilled".into(), "0".into());
+    extra.insert(
+        "totalBytesBilled".into(),
+        out.cost.billed.to_string().into(),
+    );
     extra.insert("location".into(), job.location.clone().into());
     extra.insert("creationTime".into(), job.creation_time.to_string().into());
     if let Some(t) = st.start_time {
@@ -387,9 +409,9 @@ pub async fn insert(
                 "statistics": {
                     "creationTime": time.to_string(),
                     "endTime": time.to_string(),
-                    "totalBytesProcessed": "0",
+                    "totalBytesProcessed": out.cost.processed.to_string(),
                     "query": {
-                        "totalBytesProcessed": "0",
+                        "totalBytesProcessed": out.cost.processed.to_string(),
                         "totalBytesBilled": "0",
                         "cacheHit": false,
                         "statementType": out.statement_type,

@@ -5,6 +5,7 @@
 mod common;
 
 mod bigquery_crate;
+mod cost;
 mod data_dir;
 mod dml;
 mod googlesql;

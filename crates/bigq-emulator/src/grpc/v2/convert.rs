@@ -334,6 +334,10 @@ pub fn job_query_json(
     if !q.query_parameters.is_empty() {
         m.insert("queryParameters".into(), params_json(&q.query_parameters)?);
     }
+    if let Some(b) = q.maximum_bytes_billed {
+        // As REST writes it: an int64 as a string.
+        m.insert("maximumBytesBilled".into(), b.to_string().into());
+    }
     Ok(Value::Object(m))
 }
 
@@ -352,6 +356,9 @@ pub fn job_query_proto(
         use_legacy_sql: v.get("useLegacySql").and_then(Value::as_bool),
         use_query_cache: v.get("useQueryCache").and_then(Value::as_bool),
         query_parameters: params_proto(v.get("queryParameters")),
+        maximum_bytes_billed: v
+            .get("maximumBytesBilled")
+            .and_then(|b| b.as_i64().or_else(|| b.as_str()?.parse().ok())),
         ..Default::default()
     }
 }

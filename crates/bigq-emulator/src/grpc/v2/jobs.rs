@@ -39,6 +39,7 @@ fn query_config(q: &QueryRequest) -> Result<Value, BqError> {
         use_query_cache: q.use_query_cache,
         parameter_mode: q.parameter_mode.clone(),
         query_parameters: q.query_parameters.clone(),
+        maximum_bytes_billed: q.maximum_bytes_billed,
         ..Default::default()
     })
 }
@@ -215,6 +216,7 @@ pub async fn query(
             r.statement_type = out.statement_type.to_string();
             r.creation_time = Some(created);
             r.end_time = Some(ended);
+            r.total_bytes_processed = Some(out.cost.processed as i64);
         }
         QueryOutcome::Done {
             job,
@@ -226,6 +228,8 @@ pub async fn query(
             r.creation_time = Some(created);
             r.start_time = Some(started);
             r.end_time = Some(ended);
+            r.total_bytes_processed = Some(out.cost.processed as i64);
+            r.total_bytes_billed = Some(out.cost.billed as i64);
             if let Some(job) = &job {
                 r.job_reference = Some(job_reference(job));
                 r.location = job.location.clone();
@@ -287,7 +291,7 @@ pub async fn get_query_results(
         r.total_rows = q.total_rows;
         r.page_token = q.page_token;
         r.num_dml_affected_rows = q.num_dml_affected_rows;
-        r.total_bytes_processed = Some(0);
+        r.total_bytes_processed = Some(out.cost.processed as i64);
         r.cache_hit = Some(false);
     }
     Ok(WithRows { message: r, rows })
@@ -295,9 +299,13 @@ pub async fn get_query_results(
 
 fn statistics(job: &CoreJob) -> JobStatistics {
     let st = job.state();
+    let cost = match &st.result {
+        Some(Ok(out)) => out.cost,
+        _ => Default::default(),
+    };
     let mut q = JobStatistics2 {
-        total_bytes_processed: Some(0),
-        total_bytes_billed: Some(0),
+        total_bytes_processed: Some(cost.processed as i64),
+        total_bytes_billed: Some(cost.billed as i64),
         cache_hit: Some(false),
         total_slot_ms: Some(0),
         statement_type: "SELECT".into(),
@@ -324,7 +332,7 @@ fn statistics(job: &CoreJob) -> JobStatistics {
         creation_time: job.creation_time,
         start_time: st.start_time.unwrap_or(0),
         end_time: st.end_time.unwrap_or(0),
-        total_bytes_processed: Some(0),
+        total_bytes_processed: Some(cost.processed as i64),
         query: Some(q),
         ..Default::default()
     }
@@ -411,9 +419,9 @@ pub async fn insert_job(s: Arc<AppState>, req: InsertJobRequest) -> Result<Job, 
             statistics: Some(JobStatistics {
                 creation_time: time,
                 end_time: time,
-                total_bytes_processed: Some(0),
+                total_bytes_processed: Some(out.cost.processed as i64),
                 query: Some(JobStatistics2 {
-                    total_bytes_processed: Some(0),
+                    total_bytes_processed: Some(out.cost.processed as i64),
                     total_bytes_billed: Some(0),
                     cache_hit: Some(false),
                     statement_type: out.statement_type.to_string(),

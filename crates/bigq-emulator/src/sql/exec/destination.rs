@@ -104,6 +104,8 @@ impl Engine {
             ddl: None,
             returns_rows: true,
             session_id: None,
+            // The query's cost, not the reading of the table it wrote.
+            cost: out.cost,
         })
     }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
@@ -11,6 +12,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{self, Query, Statement};
 
+use super::cost::Cost;
 use super::output::{QueryOutput, QueryRequest, df_err};
 use crate::catalog::Catalog;
 use crate::error::{BqError, BqResult};
@@ -69,7 +71,17 @@ impl Engine {
 
     /// Runs a query: its rows, in the types DataFusion gave them.
     pub(super) async fn query(&self, q: Box<Query>, req: &QueryRequest) -> BqResult<QueryOutput> {
-        let (schema, batches) = self.plan_and_run(q, req, req.dry_run).await?;
+        let (schema, batches, cost) = self.plan_run_and_cost(q, req, req.dry_run).await?;
+        for batch in &batches {
+            for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+                if holds_null_element(column.as_ref()) {
+                    return Err(BqError::invalid_query(format!(
+                        "Array cannot have a null element; error in writing field {}",
+                        field.name()
+                    )));
+                }
+            }
+        }
         let bq = types::bq_schema_of(&schema)?;
         Ok(QueryOutput {
             schema: bq,
@@ -80,15 +92,28 @@ impl Engine {
             ddl: None,
             returns_rows: true,
             session_id: None,
+            cost,
         })
     }
 
     pub(super) async fn plan_and_run(
         &self,
-        mut q: Box<Query>,
+        q: Box<Query>,
         req: &QueryRequest,
         dry_run: bool,
     ) -> BqResult<(SchemaRef, Vec<RecordBatch>)> {
+        let (schema, batches, _) = self.plan_run_and_cost(q, req, dry_run).await?;
+        Ok((schema, batches))
+    }
+
+    /// Plans and runs a query (plans only for a dry run), with what it costs; a query that
+    /// would bill more than `maximumBytesBilled` fails before it runs, as in BigQuery.
+    async fn plan_run_and_cost(
+        &self,
+        mut q: Box<Query>,
+        req: &QueryRequest,
+        dry_run: bool,
+    ) -> BqResult<(SchemaRef, Vec<RecordBatch>, Cost)> {
         rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
         self.expand_struct_unnests(&mut q, &state).await?;
@@ -96,6 +121,7 @@ impl Engine {
             .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
             .await
             .map_err(df_err)?;
+        functions::check_results(&plan)?;
         // Typed as it runs: before type coercion a CASE has its first branch's type, not the
         // supertype BigQuery gives it.
         let plan = state
@@ -103,12 +129,28 @@ impl Engine {
             .execute_and_check(plan, state.config_options(), |_, _| {})
             .map_err(df_err)?;
         let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+        // Optimized, so that each scan reads only the columns the query uses: those are
+        // what BigQuery counts.
+        let plan = state.optimize(&plan).map_err(df_err)?;
+        let mut cost = Cost::of_plan(&plan, &self.catalog)?;
         if dry_run {
-            return Ok((schema, Vec::new()));
+            cost.billed = 0;
+            return Ok((schema, Vec::new(), cost));
         }
-        let df = self.ctx.execute_logical_plan(plan).await.map_err(df_err)?;
-        let batches = df.collect().await.map_err(df_err)?;
-        Ok((schema, batches))
+        if let Some(limit) = req.maximum_bytes_billed
+            && cost.billed > limit
+        {
+            return Err(BqError::bytes_billed_limit_exceeded(limit, cost.billed));
+        }
+        let physical = state
+            .query_planner()
+            .create_physical_plan(&plan, &state)
+            .await
+            .map_err(df_err)?;
+        let batches = datafusion::physical_plan::collect(physical, state.task_ctx())
+            .await
+            .map_err(df_err)?;
+        Ok((schema, batches, cost))
     }
 
     /// Makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns, as
@@ -164,5 +206,32 @@ impl Engine {
             Some(Statement::Query(q)) => Ok(q),
             _ => Err(BqError::internal(format!("not a query: {sql}"))),
         }
+    }
+}
+
+/// Whether a result column holds an ARRAY with a NULL element, at any depth: BigQuery cannot
+/// return such an array, and fails the query that makes one.
+fn holds_null_element(array: &dyn Array) -> bool {
+    match array.data_type() {
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            (0..list.len()).filter(|&i| list.is_valid(i)).any(|i| {
+                let items = list.value(i);
+                items.null_count() > 0 || holds_null_element(items.as_ref())
+            })
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            (0..list.len()).filter(|&i| list.is_valid(i)).any(|i| {
+                let items = list.value(i);
+                items.null_count() > 0 || holds_null_element(items.as_ref())
+            })
+        }
+        DataType::Struct(_) => array
+            .as_struct()
+            .columns()
+            .iter()
+            .any(|c| holds_null_element(c.as_ref())),
+        _ => false,
     }
 }

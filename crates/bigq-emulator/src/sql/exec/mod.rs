@@ -3,6 +3,7 @@
 //! data definition (`ddl`) and data manipulation (`dml`) on the catalog; `destination`
 //! stores a query's result in its destination table.
 
+mod cost;
 mod ddl;
 mod destination;
 mod dml;
@@ -10,5 +11,6 @@ mod engine;
 mod output;
 mod script;
 
+pub(crate) use self::cost::Cost;
 pub(crate) use self::engine::Engine;
 pub(crate) use self::output::{QueryOutput, QueryRequest, result_table};

@@ -11,6 +11,7 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
 
+use super::cost::Cost;
 use crate::catalog::{Table, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::sql::names::NameContext;
@@ -30,6 +31,8 @@ pub struct QueryRequest {
     pub dry_run: bool,
     /// The session the query runs in (its temporary tables are `names.temp`), if any.
     pub session_id: Option<String>,
+    /// `maximumBytesBilled`: a query that would bill more fails before it runs.
+    pub maximum_bytes_billed: Option<u64>,
 }
 
 /// DML row counts.
@@ -78,6 +81,8 @@ pub struct QueryOutput {
     pub returns_rows: bool,
     /// The session the query ran in (`statistics.sessionInfo.sessionId`), if any.
     pub session_id: Option<String>,
+    /// The bytes the query processed and is billed for (none but a query's).
+    pub cost: Cost,
 }
 
 impl QueryOutput {
@@ -91,6 +96,7 @@ impl QueryOutput {
             ddl: None,
             returns_rows: false,
             session_id: None,
+            cost: Cost::default(),
         }
     }
 

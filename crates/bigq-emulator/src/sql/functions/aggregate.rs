@@ -126,6 +126,9 @@ fn with_over(e: Expr, f: &ast::Function) -> Expr {
     }
 }
 
+/// The UDF a `COUNTIF`'s condition passes through, whose signature checks it is BOOL.
+const COUNTIF_CONDITION: &str = "bigq_countif_condition";
+
 /// `COUNTIF(condition)` as `count(CASE WHEN condition THEN 1 END)`, keeping the call's
 /// `OVER`, `FILTER` and the rest.
 pub(crate) fn countif(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
@@ -143,7 +146,7 @@ pub(crate) fn countif(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
                 end_token: ast::helpers::attached_token::AttachedToken::empty(),
                 operand: None,
                 conditions: vec![ast::CaseWhen {
-                    condition: c,
+                    condition: crate::sql::ast::call(COUNTIF_CONDITION, vec![c]),
                     result: Expr::value(Value::Number("1".into(), false)),
                 }],
                 else_result: None,
@@ -302,6 +305,7 @@ pub(crate) fn string_agg(name: &str, f: &ast::Function) -> BqResult<Option<Expr>
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Aggregate, &["COUNTIF(BOOL) -> INT64"], countif),
+    Function::udf(Family::Aggregate, &["bigq_countif_condition(BOOL) -> BOOL"], || super::row::udf_shown(&["bigq_countif_condition(BOOL) -> BOOL"], "COUNTIF", |_, a| Ok(a[0].clone()))),
     Function::rewrite(Family::Aggregate, &["LOGICAL_AND(BOOL) -> BOOL"], logical),
     Function::rewrite(Family::Aggregate, &["LOGICAL_OR(BOOL) -> BOOL"], logical),
     Function::rewrite(Family::Aggregate, &["ANY_VALUE(T [HAVING {MAX | MIN} U]) -> T"], any_value),

@@ -30,6 +30,7 @@ mod interval;
 mod json;
 pub(crate) mod math;
 mod net;
+mod percentile;
 mod range;
 mod registry;
 mod row;
@@ -40,6 +41,7 @@ mod time;
 mod timestamp;
 mod udf;
 mod utility;
+mod vector;
 mod window;
 
 use std::collections::HashMap;
@@ -69,6 +71,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         json::FUNCTIONS,
         math::FUNCTIONS,
         net::FUNCTIONS,
+        percentile::FUNCTIONS,
         range::FUNCTIONS,
         safe::FUNCTIONS,
         statistical::FUNCTIONS,
@@ -76,6 +79,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         time::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
+        vector::FUNCTIONS,
         window::FUNCTIONS,
     ]
     .into_iter()
@@ -91,6 +95,9 @@ pub(crate) fn register(ctx: &SessionContext) {
         if let Implementation::Udf(make) = f.implementation {
             ctx.register_udf(make());
         }
+    }
+    for a in percentile::aggregates() {
+        ctx.register_udaf(a);
     }
 }
 
@@ -156,6 +163,24 @@ pub(crate) fn rewrite_typed_literal(ts: &ast::TypedString) -> Option<Expr> {
 /// TIMESTAMP) for the date and time types; `None` for a cast without a format.
 pub(crate) fn rewrite_cast_format(e: &Expr) -> BqResult<Option<Expr>> {
     date::cast_format(e)
+}
+
+/// `SUBSTR(s, pos[, len])` and `SUBSTRING(..)`, which the parser reads as its own node and
+/// DataFusion would plan as its own `substr` (other semantics for a position below 1), as
+/// calls of BigQuery's SUBSTR.
+pub(crate) fn rewrite_substring(e: &Expr) -> BqResult<Expr> {
+    string::substring(e)
+}
+
+/// The conditions of a searched `CASE`, each passed through a check that it is BOOL.
+pub(crate) fn check_case_conditions(conditions: &mut [ast::CaseWhen]) {
+    conditional::case_conditions(conditions)
+}
+
+/// Checks the results of each `CASE`, `IF` and `COALESCE` of a plan (not yet coerced) have
+/// a common type, as BigQuery requires.
+pub(crate) fn check_results(plan: &datafusion::logical_expr::LogicalPlan) -> BqResult<()> {
+    conditional::check_results(plan)
 }
 
 /// `CURRENT_DATETIME` written without parentheses (a name to the parser), as the call.

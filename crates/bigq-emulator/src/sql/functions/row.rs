@@ -359,6 +359,19 @@ pub(crate) fn udf(signatures: &'static [&'static str], eval: Eval) -> ScalarUDF 
     build(signatures, eval, true, false, Volatility::Immutable)
 }
 
+/// A UDF named `signatures`' name (lower-case), strict in NULLs, whose messages call it
+/// `shown`: an internal function that checks the arguments of the BigQuery function it
+/// stands in for.
+pub(crate) fn udf_shown(
+    signatures: &'static [&'static str],
+    shown: &'static str,
+    eval: Eval,
+) -> ScalarUDF {
+    let mut udf = build_udf(signatures, eval, true, false, Volatility::Immutable);
+    udf.shown = shown;
+    ScalarUDF::new_from_impl(udf)
+}
+
 /// A UDF whose last parameter repeats, strict or not in NULLs.
 pub(crate) fn udf_variadic(
     signatures: &'static [&'static str],
@@ -375,6 +388,16 @@ fn build(
     variadic: bool,
     volatility: Volatility,
 ) -> ScalarUDF {
+    ScalarUDF::new_from_impl(build_udf(signatures, eval, strict, variadic, volatility))
+}
+
+fn build_udf(
+    signatures: &'static [&'static str],
+    eval: Eval,
+    strict: bool,
+    variadic: bool,
+    volatility: Volatility,
+) -> RowUdf {
     let first = signatures.first().copied().unwrap_or_default();
     let shown = first.split('(').next().unwrap_or_default();
     let shapes = signatures
@@ -386,7 +409,7 @@ fn build(
     } else {
         Signature::user_defined(volatility)
     };
-    ScalarUDF::new_from_impl(RowUdf {
+    RowUdf {
         name: shown.to_ascii_lowercase(),
         shown,
         shapes,
@@ -394,7 +417,7 @@ fn build(
         strict,
         eval,
         signature,
-    })
+    }
 }
 
 /// The text of a STRING value.

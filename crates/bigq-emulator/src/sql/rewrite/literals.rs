@@ -15,6 +15,56 @@ use crate::sql::types::datafusion_sql_type;
 /// (`'1 years 2 months'`, `'3 days 4 hours 5 minutes 6.5 seconds'`). The value's groups are
 /// separated by spaces (year-month with `-`, the time with `:`, each with its own sign) and
 /// name the fields from the leading one to the last in order.
+/// The most a single-field interval literal may count of each unit (BigQuery's INTERVAL
+/// spans 10,000 years, 3,660,000 days and 87,840,000 hours each way).
+const INTERVAL_MAXIMUMS: [(&str, i128); 10] = [
+    ("YEAR", 10_000),
+    ("QUARTER", 40_000),
+    ("MONTH", 120_000),
+    ("WEEK", 522_857),
+    ("DAY", 3_660_000),
+    ("HOUR", 87_840_000),
+    ("MINUTE", 5_270_400_000),
+    ("SECOND", 316_224_000_000),
+    ("MILLISECOND", 316_224_000_000_000),
+    ("MICROSECOND", 316_224_000_000_000_000),
+];
+
+/// Checks `INTERVAL n UNIT` with a literal count is within INTERVAL's range.
+pub(super) fn check_interval_count(iv: &ast::Interval) -> BqResult<()> {
+    let (Some(field), None) = (&iv.leading_field, &iv.last_field) else {
+        return Ok(());
+    };
+    let (negative, v) = match iv.value.as_ref() {
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => (true, expr.as_ref()),
+        v => (false, v),
+    };
+    let Expr::Value(ast::ValueWithSpan {
+        value: Value::Number(n, _),
+        ..
+    }) = v
+    else {
+        return Ok(());
+    };
+    let unit = field.to_string().to_ascii_uppercase();
+    let (Ok(count), Some((_, max))) = (
+        n.parse::<i128>(),
+        INTERVAL_MAXIMUMS.iter().find(|(u, _)| *u == unit),
+    ) else {
+        return Ok(());
+    };
+    if count > *max {
+        let sign = if negative { "-" } else { "" };
+        return Err(BqError::invalid_query(format!(
+            "Interval field value is out of range: {sign}{count} {unit} (at most {max})"
+        )));
+    }
+    Ok(())
+}
+
 pub(super) fn range_interval(iv: &ast::Interval) -> BqResult<Expr> {
     const FIELDS: [&str; 6] = ["year", "month", "day", "hour", "minute", "second"];
     let bad =
@@ -37,6 +87,32 @@ pub(super) fn range_interval(iv: &ast::Interval) -> BqResult<Expr> {
     };
     if first > last {
         return Err(bad("the leading field comes after the last"));
+    }
+    // Each field's number follows the one before with BigQuery's separator: `Y-M D H:M:S`.
+    let separator = |i: usize| match FIELDS[i] {
+        "year" => '-',
+        "month" | "day" => ' ',
+        _ => ':',
+    };
+    let expected: Vec<char> = (first..last).map(separator).collect();
+    let mut found = Vec::new();
+    for (g, group) in text.split_whitespace().enumerate() {
+        if g > 0 {
+            found.push(' ');
+        }
+        let body = group.trim_start_matches(['-', '+']);
+        found.extend(body.chars().filter(|c| matches!(c, '-' | ':')));
+    }
+    if found != expected {
+        let shown: String = FIELDS[first..=last]
+            .iter()
+            .enumerate()
+            .map(|(k, f)| match k {
+                0 => f.to_ascii_uppercase(),
+                _ => format!("{}{}", separator(first + k - 1), f.to_ascii_uppercase()),
+            })
+            .collect();
+        return Err(bad(&format!("the value must be written as {shown}")));
     }
     let mut numbers = Vec::new();
     for group in text.split_whitespace() {

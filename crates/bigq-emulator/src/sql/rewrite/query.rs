@@ -83,6 +83,7 @@ impl Rewriter<'_> {
             Expr::Interval(iv) if iv.last_field.is_some() => {
                 *e = literals::range_interval(iv)?;
             }
+            Expr::Interval(iv) => literals::check_interval_count(iv)?,
             Expr::Cast {
                 format: Some(_), ..
             } => {
@@ -196,6 +197,12 @@ impl Rewriter<'_> {
                     *e = call;
                 }
             }
+            Expr::Substring { .. } => *e = functions::rewrite_substring(e)?,
+            Expr::Case {
+                operand: None,
+                conditions,
+                ..
+            } => functions::check_case_conditions(conditions),
             Expr::Function(f) => {
                 if let Some(call) = functions::rewrite_call(f)? {
                     *e = call;

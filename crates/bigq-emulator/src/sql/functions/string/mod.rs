@@ -8,8 +8,12 @@ mod regexp;
 mod search;
 mod text;
 
+use datafusion::sql::sqlparser::ast::Expr;
+
 use super::registry::{Family, Function};
 use super::row::{udf, udf_variadic};
+use crate::error::{BqError, BqResult};
+use crate::sql::ast::call;
 
 const ASCII: &[&str] = &["ASCII(STRING) -> INT64", "ASCII(BYTES) -> INT64"];
 const BYTE_LENGTH: &[&str] = &[
@@ -225,3 +229,24 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::String, REGEXP_INSTR, || udf(REGEXP_INSTR, regexp::regexp_instr)),
     Function::udf(Family::String, REGEXP_REPLACE, || udf(REGEXP_REPLACE, regexp::regexp_replace)),
 ];
+
+/// `SUBSTR(s, pos[, len])` (or `SUBSTRING`) as the parser reads it, a node of its own, as a
+/// call of the SUBSTR UDF: DataFusion plans that node as its own `substr`, which counts a
+/// position below 1 otherwise than BigQuery does.
+pub(super) fn substring(e: &Expr) -> BqResult<Expr> {
+    let Expr::Substring {
+        expr,
+        substring_from: Some(from),
+        substring_for,
+        special: true,
+        ..
+    } = e
+    else {
+        return Err(BqError::unsupported(format!(
+            "{e}: SUBSTR takes the value, a position and an optional length, separated by commas"
+        )));
+    };
+    let mut args = vec![(**expr).clone(), (**from).clone()];
+    args.extend(substring_for.iter().map(|n| (**n).clone()));
+    Ok(call("SUBSTR", args))
+}
