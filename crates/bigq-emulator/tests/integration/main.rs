@@ -13,3 +13,4 @@ mod python_client;
 mod rest;
 mod storage_read;
 mod storage_write;
+mod tpch;
