@@ -3,11 +3,13 @@
 //! result columns (`result_names`), query parameters and script variables
 //! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
 //! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
-//! operations checked (`set_operations`); calls
+//! operations and recursive CTEs checked (`set_operations`, `recursive`), `GROUP BY ()` as
+//! the grand total it is (`grouping`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
 //! text, before parsing, and `typed_arrays` the typed array literals.
 
+mod grouping;
 mod information_schema;
 mod literals;
 mod operators;
@@ -15,6 +17,7 @@ mod pivot;
 mod placeholders;
 mod query;
 pub(crate) mod range;
+mod recursive;
 mod result_names;
 mod set_operations;
 mod subqueries;

@@ -277,21 +277,17 @@ fn rewrite_pivot(tf: &mut TableFactor, input_columns: &[String]) -> BqResult<()>
     Ok(())
 }
 
-/// The name BigQuery gives a PIVOT column for a value with no alias: a string's text, any
-/// other constant's text after `_`.
+/// The name BigQuery gives a PIVOT column for a value with no alias: a string's text, `_n`
+/// for a non-negative integer `n`. Other values are refused rather than named by a guess.
 fn value_name(e: &Expr) -> BqResult<String> {
     match e {
-        Expr::Value(v) => Ok(match &v.value {
-            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
-            Value::Number(n, _) => format!("_{n}"),
-            Value::Boolean(b) => format!("_{}", if *b { "true" } else { "false" }),
-            Value::Null => "_NULL".to_string(),
-            other => format!("_{other}"),
-        }),
-        Expr::UnaryOp {
-            op: ast::UnaryOperator::Minus,
-            expr,
-        } => Ok(format!("_minus{}", value_name(expr)?)),
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(s.clone()),
+            Value::Number(n, _) if n.bytes().all(|b| b.is_ascii_digit()) => Ok(format!("_{n}")),
+            other => Err(BqError::unsupported(format!(
+                "PIVOT value {other} without an alias"
+            ))),
+        },
         other => Err(BqError::unsupported(format!(
             "PIVOT value {other} without an alias"
         ))),

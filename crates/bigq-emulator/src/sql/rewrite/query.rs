@@ -9,8 +9,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::{
-    literals, operators, pivot, placeholders, result_names, set_operations, subqueries, tables,
-    unnest,
+    grouping, literals, operators, pivot, placeholders, recursive, result_names, set_operations,
+    subqueries, tables, unnest,
 };
 use crate::catalog::Catalog;
 use crate::error::{BqError, BqResult};
@@ -199,6 +199,10 @@ impl VisitorMut for Rewriter<'_> {
                 self.ctes.insert(cte.alias.name.value.clone());
             }
         }
+        if let Err(e) = recursive::check(q) {
+            return ControlFlow::Break(e);
+        }
+        grouping::empty_grouping_sets(q);
         if let Err(e) = set_operations::check(&q.body) {
             return ControlFlow::Break(e);
         }
