@@ -368,7 +368,7 @@ fn generate() -> Vec<Table> {
             let commit = date + r.range(30, 90);
             let receipt = ship + r.range(1, 30);
             let flag = if receipt <= current {
-                if r.next() % 2 == 0 { "R" } else { "A" }
+                if r.next().is_multiple_of(2) { "R" } else { "A" }
             } else {
                 "N"
             };

@@ -207,7 +207,7 @@ fn ordered(q: &ast::Query) -> Option<(ast::Query, Vec<ast::OrderByOptions>)> {
             alias: ast::Ident::new(format!("__k{}", i + 1)),
         });
     }
-    Some((inner, keys.iter().map(|k| k.options.clone()).collect()))
+    Some((inner, keys.iter().map(|k| k.options).collect()))
 }
 
 /// What a [`Pick`] takes of each array.

@@ -172,7 +172,7 @@ fn gathered(q: &Query, gather: Gather) -> BqResult<Expr> {
             subquery, alias, ..
         }) = s.from.first_mut().map(|t| &mut t.relation)
         {
-            *subquery = Box::new(q.clone());
+            **subquery = q.clone();
             if let (Gather::Values, Some(a)) = (gather, alias) {
                 a.columns = vec![ast::TableAliasColumnDef {
                     name: ast::Ident::new("__v"),
