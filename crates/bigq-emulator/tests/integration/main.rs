@@ -15,3 +15,4 @@ mod python_client;
 mod rest;
 mod storage_read;
 mod storage_write;
+mod tpch;

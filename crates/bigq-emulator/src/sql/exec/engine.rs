@@ -19,7 +19,7 @@ use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
-    TypedOperators, anonymous_unnests, expand_struct_unnests, rewrite_query,
+    TypedOperators, anonymous_unnests, expand_struct_unnests, pivot, pivot_input, rewrite_query,
 };
 use crate::sql::types::{self, range_element};
 
@@ -116,6 +116,7 @@ impl Engine {
     ) -> BqResult<(SchemaRef, Vec<RecordBatch>, Cost)> {
         rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
+        self.expand_pivots(&mut q, &state).await?;
         self.expand_struct_unnests(&mut q, &state).await?;
         let plan = state
             .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
@@ -151,6 +152,29 @@ impl Engine {
             .await
             .map_err(df_err)?;
         Ok((schema, batches, cost))
+    }
+
+    /// Rewrites each `PIVOT`, innermost first, once its input's columns are learnt by
+    /// planning the input alone (under the query's WITH clause).
+    async fn expand_pivots(
+        &self,
+        q: &mut Query,
+        state: &datafusion::execution::SessionState,
+    ) -> BqResult<()> {
+        while let Some(probe) = pivot_input(q) {
+            let plan = state
+                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
+                .await
+                .map_err(df_err)?;
+            let columns: Vec<String> = plan
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            pivot(q, &columns)?;
+        }
+        Ok(())
     }
 
     /// Makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns, as

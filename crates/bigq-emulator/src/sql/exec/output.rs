@@ -131,6 +131,13 @@ pub fn df_err(e: DataFusionError) -> BqError {
     if let Some(rest) = msg.strip_prefix("This feature is not implemented: ") {
         return BqError::unsupported(rest);
     }
+    if msg.contains("have different number of columns") {
+        // DataFusion: "UNION queries have different number of columns".
+        return BqError::invalid_query("Queries in a set operation have mismatched column count");
+    }
+    if msg.contains("Scalar subquery returned more than one row") {
+        return BqError::invalid_query("Scalar subquery produced more than one element");
+    }
     if msg.contains("Divide by zero") {
         return BqError::invalid_query("division by zero");
     }

@@ -11,11 +11,13 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, ListArray, UInt64Array};
+use datafusion::arrow::array::{Array, AsArray, BooleanBuilder, ListArray, Scalar, UInt64Array};
 use datafusion::arrow::buffer::OffsetBuffer;
+use datafusion::arrow::compute::kernels::cmp::eq;
 use datafusion::arrow::compute::take;
-use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type};
 use datafusion::common::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
@@ -75,12 +77,137 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     let ast::FunctionArguments::Subquery(q) = &f.args else {
         return Ok(None);
     };
-    let sql =
-        format!("SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)");
+    if let Some(direct) = aggregated_in_place(q)? {
+        return Ok(Some(Expr::Subquery(direct)));
+    }
+    let sql = match ordered(q) {
+        // The rows' order is the array's: the ORDER BY keys become columns of the subquery,
+        // and the aggregate orders by them (a derived table's order is not kept).
+        Some((inner, keys)) => {
+            let columns: String = (1..=keys.len()).map(|i| format!(", __k{i}")).collect();
+            let order: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, o)| format!("__array.__k{}{}", i + 1, o))
+                .collect();
+            format!(
+                "SELECT coalesce(array_agg(__array.__v ORDER BY {}), make_array()) FROM ({inner}) AS __array(__v{columns})",
+                order.join(", ")
+            )
+        }
+        None => format!(
+            "SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)"
+        ),
+    };
     match parse(&sql)?.pop() {
         Some(ast::Statement::Query(wrapper)) => Ok(Some(Expr::Subquery(wrapper))),
         _ => Err(BqError::internal("ARRAY subquery")),
     }
+}
+
+/// A subquery that is one plain SELECT of one column (no WITH, DISTINCT, GROUP BY, HAVING,
+/// window, LIMIT or call that may be an aggregate) with its column aggregated in its own
+/// SELECT list, in its ORDER BY's order: a correlated subquery stays one DataFusion
+/// decorrelates.
+fn aggregated_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return Ok(None);
+    };
+    let plain = q.with.is_none()
+        && q.limit_clause.is_none()
+        && q.fetch.is_none()
+        && s.distinct.is_none()
+        && s.having.is_none()
+        && s.qualify.is_none()
+        && s.named_window.is_empty()
+        && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
+    let value = match s.projection.as_slice() {
+        [ast::SelectItem::UnnamedExpr(e)] | [ast::SelectItem::ExprWithAlias { expr: e, .. }] => e,
+        _ => return Ok(None),
+    };
+    let sql = format!("{value}");
+    if !plain || sql.contains('(') {
+        return Ok(None);
+    }
+    let keys = match ordered(q) {
+        Some((inner, options)) => {
+            let ast::SetExpr::Select(with_keys) = inner.body.as_ref() else {
+                return Ok(None);
+            };
+            with_keys.projection[1..]
+                .iter()
+                .zip(options)
+                .filter_map(|(item, o)| match item {
+                    ast::SelectItem::ExprWithAlias { expr, .. } => Some(format!("{expr}{o}")),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        }
+        None if q.order_by.is_some() => return Ok(None),
+        None => Vec::new(),
+    };
+    if keys.iter().any(|k| k.contains('(')) {
+        return Ok(None);
+    }
+    let order = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(" ORDER BY {}", keys.join(", "))
+    };
+    let item = match parse(&format!(
+        "SELECT coalesce(array_agg({value}{order}), make_array())"
+    ))?
+    .pop()
+    {
+        Some(ast::Statement::Query(t)) => match *t.body {
+            ast::SetExpr::Select(t) => t.projection,
+            _ => return Err(BqError::internal("ARRAY subquery")),
+        },
+        _ => return Err(BqError::internal("ARRAY subquery")),
+    };
+    let mut out = Box::new(q.clone());
+    out.order_by = None;
+    if let ast::SetExpr::Select(sel) = out.body.as_mut() {
+        sel.projection = item;
+    }
+    Ok(Some(out))
+}
+
+/// A subquery of one column with an ORDER BY, with its keys added as columns (a key naming
+/// the column, by alias or as `1`, is the column's expression), and the keys' options.
+fn ordered(q: &ast::Query) -> Option<(ast::Query, Vec<ast::OrderByOptions>)> {
+    let order = q.order_by.as_ref()?;
+    let ast::OrderByKind::Expressions(keys) = &order.kind else {
+        return None;
+    };
+    let mut inner = q.clone();
+    let ast::SetExpr::Select(select) = inner.body.as_mut() else {
+        return None;
+    };
+    let (value, alias) = match select.projection.as_slice() {
+        [ast::SelectItem::UnnamedExpr(e)] => (e.clone(), None),
+        [ast::SelectItem::ExprWithAlias { expr, alias }] => (expr.clone(), Some(alias.clone())),
+        _ => return None,
+    };
+    for (i, key) in keys.iter().enumerate() {
+        let names_value = match &key.expr {
+            Expr::Identifier(id) => alias
+                .as_ref()
+                .is_some_and(|a| a.value.eq_ignore_ascii_case(&id.value)),
+            Expr::Value(v) => matches!(&v.value, ast::Value::Number(n, _) if n == "1"),
+            _ => false,
+        };
+        let expr = if names_value {
+            value.clone()
+        } else {
+            key.expr.clone()
+        };
+        select.projection.push(ast::SelectItem::ExprWithAlias {
+            expr,
+            alias: ast::Ident::new(format!("__k{}", i + 1)),
+        });
+    }
+    Some((inner, keys.iter().map(|k| k.options).collect()))
 }
 
 /// What a [`Pick`] takes of each array.
@@ -361,6 +488,7 @@ pub(crate) fn generate_date_array(name: &str, f: &ast::Function) -> BqResult<Opt
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
     Function::udf(Family::Array, &["bigq_array_at(ARRAY<T>, INT64) -> T"], bigq_array_at),
+    Function::udf(Family::Array, &["bigq_in_array(T, ARRAY<T>) -> BOOL"], bigq_in_array),
     Function::udf(Family::Array, &["ARRAY_FIRST(ARRAY<T>) -> T"], array_first),
     Function::udf(Family::Array, &["ARRAY_LAST(ARRAY<T>) -> T"], array_last),
     Function::rewrite(Family::Array, &["ARRAY_SLICE(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice),
@@ -403,5 +531,93 @@ mod tests {
             .value(0);
         let values = list.as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!(values.values().to_vec(), vec![2, 3, 4, 5, 6]);
+    }
+}
+
+/// `bigq_in_array(x, values)`: `x IN (subquery)` over the subquery's values gathered in an
+/// array, with BigQuery's three-valued IN: TRUE when a value equals `x`, else NULL when `x`
+/// or a value is NULL, else FALSE; FALSE for no values (a NULL array is none), even when
+/// `x` is NULL.
+pub(crate) fn bigq_in_array() -> ScalarUDF {
+    ScalarUDF::new_from_impl(InArray {
+        signature: Signature::user_defined(Volatility::Immutable),
+    })
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct InArray {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for InArray {
+    fn name(&self) -> &str {
+        "bigq_in_array"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> DfResult<Vec<DataType>> {
+        let [needle, list] = args else {
+            return Err(DataFusionError::Plan(
+                "IN takes a value and a subquery".into(),
+            ));
+        };
+        let element = match list {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+            DataType::Null => DataType::Null,
+            other => {
+                return Err(DataFusionError::Plan(format!(
+                    "IN subquery values as {other}"
+                )));
+            }
+        };
+        // Compared as `x = value` is: both sides in their common supertype.
+        let common = comparison_coercion(needle, &element).ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "No matching signature for operator IN for argument types {needle} and {{{element}}}"
+            ))
+        })?;
+        Ok(vec![
+            common.clone(),
+            DataType::List(Arc::new(Field::new("item", common, true))),
+        ])
+    }
+
+    fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Boolean)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let (arrays, rows) = super::udf::arrays(&args.args)?;
+        let (needles, lists) = (&arrays[0], &arrays[1]);
+        let mut out = BooleanBuilder::with_capacity(rows);
+        if lists.data_type() == &DataType::Null {
+            out.append_n(rows, false);
+            return super::udf::result(Arc::new(out.finish()), &args.args);
+        }
+        let lists = lists.as_list::<i32>();
+        for row in 0..rows {
+            if lists.is_null(row) || lists.value_length(row) == 0 {
+                out.append_value(false);
+                continue;
+            }
+            if needles.is_null(row) {
+                out.append_null();
+                continue;
+            }
+            let values = lists.value(row);
+            let needle = Scalar::new(needles.slice(row, 1));
+            let equal = eq(&values, &needle)?;
+            if equal.true_count() > 0 {
+                out.append_value(true);
+            } else if values.null_count() > 0 {
+                out.append_null();
+            } else {
+                out.append_value(false);
+            }
+        }
+        super::udf::result(Arc::new(out.finish()), &args.args)
     }
 }

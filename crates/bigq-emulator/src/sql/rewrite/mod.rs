@@ -1,22 +1,31 @@
 //! GoogleSQL → DataFusion SQL, as rewrites of the parsed AST, one file per thing rewritten:
-//! the tables a query reads (`tables`, `information_schema`, `unnest`), the names of its
+//! the tables a query reads (`tables`, `information_schema`, `unnest`, `pivot`), the names of its
 //! result columns (`result_names`), query parameters and script variables
-//! (`placeholders`), literals and type names (`literals`) and operators (`operators`); calls
+//! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
+//! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
+//! operations and recursive CTEs checked (`set_operations`, `recursive`), `GROUP BY ()` as
+//! the grand total it is (`grouping`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
 //! text, before parsing, and `typed_arrays` the typed array literals.
 
+mod grouping;
 mod information_schema;
 mod literals;
 mod operators;
+mod pivot;
 mod placeholders;
 mod query;
 pub(crate) mod range;
+mod recursive;
 mod result_names;
+mod set_operations;
+mod subqueries;
 mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;
 
 pub(crate) use self::operators::TypedOperators;
+pub(crate) use self::pivot::{pivot, pivot_input};
 pub(crate) use self::query::{rewrite_query, rewrite_statement};
 pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};

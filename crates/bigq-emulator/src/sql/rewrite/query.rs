@@ -8,7 +8,10 @@ use datafusion::sql::sqlparser::ast::{
     self, BinaryOperator, Expr, Query, TableFactor, UnaryOperator, Value, VisitMut, VisitorMut,
 };
 
-use super::{literals, operators, placeholders, result_names, tables, unnest};
+use super::{
+    grouping, literals, operators, pivot, placeholders, recursive, result_names, set_operations,
+    subqueries, tables, unnest,
+};
 use crate::catalog::Catalog;
 use crate::error::{BqError, BqResult};
 use crate::sql::functions;
@@ -74,6 +77,7 @@ impl Rewriter<'_> {
         match tf {
             TableFactor::Table { .. } => tables::table(tf, self.catalog, self.cx, &self.ctes),
             TableFactor::UNNEST { .. } => unnest::unnest(tf),
+            TableFactor::Unpivot { .. } => pivot::unpivot(tf),
             _ => Ok(()),
         }
     }
@@ -223,7 +227,17 @@ impl VisitorMut for Rewriter<'_> {
                 self.ctes.insert(cte.alias.name.value.clone());
             }
         }
-        ControlFlow::Continue(())
+        if let Err(e) = recursive::check(q) {
+            return ControlFlow::Break(e);
+        }
+        grouping::empty_grouping_sets(q);
+        if let Err(e) = set_operations::check(&q.body) {
+            return ControlFlow::Break(e);
+        }
+        match subqueries::outside_filters(q) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<BqError> {
