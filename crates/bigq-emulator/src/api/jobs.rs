@@ -393,7 +393,7 @@ fn spawn(
 /// BigQuery's error for a job stopped by its `jobTimeoutMs`.
 fn timed_out(limit: Duration) -> BqError {
     let ms = limit.as_millis();
-    let secs = if ms % 1000 == 0 {
+    let secs = if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         format!("{:.3}", limit.as_secs_f64())

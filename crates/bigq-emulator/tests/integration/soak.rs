@@ -112,7 +112,7 @@ async fn insert_all_writer(rest: Rest, base: i64, until: Instant, acked: Acked) 
             .collect();
         let body = json!({ "rows": rows });
         // Every third request is sent twice, as a client retrying a lost answer does.
-        let sends = if round % 3 == 0 { 2 } else { 1 };
+        let sends = if round.is_multiple_of(3) { 2 } else { 1 };
         round += 1;
         for _ in 0..sends {
             let (status, v) = rest
