@@ -14,7 +14,9 @@ use tokio::task::JoinHandle;
 
 use crate::catalog::{Catalog, Table, TableRef};
 use crate::error::BqError;
-use crate::grpc::faults::Faults;
+use crate::faults::{FaultSpec, Faults};
+use crate::memory::{self, Expiry, Memory};
+use crate::rest::ReadTimeouts;
 use crate::state::AppState;
 use crate::{grpc, jobs, rest, sql};
 
@@ -27,6 +29,10 @@ pub struct EmulatorBuilder {
     project: String,
     query_delay: Duration,
     data_dir: Option<PathBuf>,
+    faults: FaultSpec,
+    read_timeouts: ReadTimeouts,
+    memory_budget: usize,
+    expiry: Expiry,
 }
 
 impl Default for EmulatorBuilder {
@@ -38,6 +44,10 @@ impl Default for EmulatorBuilder {
             project: "test-project".to_string(),
             query_delay: Duration::ZERO,
             data_dir: None,
+            faults: FaultSpec::default(),
+            read_timeouts: ReadTimeouts::default(),
+            memory_budget: memory::DEFAULT_BUDGET,
+            expiry: Expiry::default(),
         }
     }
 }
@@ -85,8 +95,41 @@ impl EmulatorBuilder {
         self
     }
 
+    /// How long the REST server waits for a request's headers and body (30 s and 60 s by
+    /// default) before it drops the connection.
+    pub fn with_read_timeouts(mut self, timeouts: ReadTimeouts) -> Self {
+        self.read_timeouts = timeouts;
+        self
+    }
+
+    /// The bytes the emulator may hold beyond its tables (2 GiB by default): query results,
+    /// read sessions' encoded rows and write streams' pending rows. Past it, the encodings
+    /// kept for sessions to come go first, then the rows of the least recently used query
+    /// results. Each query also runs under a DataFusion memory pool of this size, so one
+    /// query fails with `resourcesExceeded` instead of taking the machine.
+    pub fn with_memory_budget(mut self, bytes: usize) -> Self {
+        self.memory_budget = bytes;
+        self
+    }
+
+    /// How long results, read streams and write streams live once no longer needed.
+    pub fn with_expiry(mut self, expiry: Expiry) -> Self {
+        self.expiry = expiry;
+        self
+    }
+
+    /// Faults armed from the start (as `POST /emulator/v1/faults` arms them later).
+    pub fn with_faults(mut self, spec: FaultSpec) -> Self {
+        self.faults = spec;
+        self
+    }
+
     /// Binds the REST and gRPC ports and starts serving both.
     pub async fn start(self) -> std::io::Result<Emulator> {
+        let faults = Arc::new(Faults::default());
+        faults
+            .arm(&self.faults)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
         let grpc_listener = TcpListener::bind(SocketAddr::new(self.host, self.grpc_port)).await?;
@@ -98,32 +141,48 @@ impl EmulatorBuilder {
         };
         catalog.write().add_project(&self.project);
         let state = Arc::new(AppState {
-            engine: sql::exec::Engine::new(catalog.clone()),
+            engine: sql::exec::Engine::with_memory_limit(catalog.clone(), self.memory_budget),
             catalog: catalog.clone(),
             jobs: jobs::JobStore::default(),
             query_delay: self.query_delay,
             base_url: base_url.clone(),
             sessions: Default::default(),
+            insert_ids: Default::default(),
+            memory: Memory::new(self.memory_budget, self.expiry),
         });
-        let faults = Arc::new(Faults::default());
-        let grpc_router = grpc::Router::new(
-            Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone())),
-            Arc::new(grpc::write::WriteService::new(
-                state.clone(),
-                faults.clone(),
-            )),
+        let read = Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone()));
+        let write = Arc::new(grpc::write::WriteService::new(
             state.clone(),
-        );
-        let app = rest::router(state);
+            faults.clone(),
+        ));
+        let grpc_router = grpc::Router::new(read.clone(), write.clone(), state.clone());
+        let sweeper = Sweeper {
+            state: state.clone(),
+            read,
+            write,
+        };
+        let app = rest::router(state, faults.clone());
+        let read_timeouts = self.read_timeouts;
         let (tx, rx) = watch::channel(false);
         let mut rest_rx = rx.clone();
+        let mut sweep_rx = rx.clone();
         let mut grpc_rx = rx;
+        let swept = sweeper.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(memory::SWEEP_EVERY) => {
+                        swept.sweep();
+                    }
+                    _ = sweep_rx.wait_for(|stop| *stop) => return,
+                }
+            }
+        });
         let rest = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rest_rx.wait_for(|stop| *stop).await;
-                })
-                .await;
+            rest::serve(listener, app, read_timeouts, async move {
+                let _ = rest_rx.wait_for(|stop| *stop).await;
+            })
+            .await;
         });
         let grpc = tokio::spawn(async move {
             let _ = grpc::serve(grpc_listener, grpc_router, async move {
@@ -140,9 +199,30 @@ impl EmulatorBuilder {
             project: self.project,
             catalog,
             faults,
+            sweeper,
             shutdown: Some(tx),
             task: Some(task),
         })
+    }
+}
+
+/// What frees expired results, read streams and write streams, and counts what they hold.
+#[derive(Clone, Debug)]
+struct Sweeper {
+    state: Arc<AppState>,
+    read: Arc<grpc::read::ReadService>,
+    write: Arc<grpc::write::WriteService>,
+}
+
+impl Sweeper {
+    /// One sweep; the bytes held after it.
+    fn sweep(&self) -> usize {
+        let m = &self.state.memory;
+        let written = self.write.sweep(&m.expiry);
+        let read = self.read.sweep(&m.expiry, m.budget.saturating_sub(written));
+        m.set_storage_bytes(read + written);
+        self.state.trim_results();
+        read + written + self.state.jobs.result_bytes()
     }
 }
 
@@ -155,6 +235,7 @@ pub struct Emulator {
     project: String,
     catalog: Arc<Catalog>,
     faults: Arc<Faults>,
+    sweeper: Sweeper,
     shutdown: Option<watch::Sender<bool>>,
     task: Option<JoinHandle<()>>,
 }
@@ -183,6 +264,13 @@ impl Emulator {
     /// The bound address of the gRPC server.
     pub fn grpc_addr(&self) -> SocketAddr {
         self.grpc_addr
+    }
+
+    /// The bytes held now by query results, read sessions' encoded rows and write
+    /// streams' pending rows, after freeing what has expired (the figure the memory budget
+    /// bounds).
+    pub fn memory_in_use(&self) -> usize {
+        self.sweeper.sweep()
     }
 
     /// The fault hooks, to make the Storage API fail on purpose in tests.

@@ -98,6 +98,7 @@ impl BqError {
             403 => "PERMISSION_DENIED",
             404 => "NOT_FOUND",
             409 => "ALREADY_EXISTS",
+            429 => "RESOURCE_EXHAUSTED",
             501 => "UNIMPLEMENTED",
             503 => "UNAVAILABLE",
             _ => "INTERNAL",

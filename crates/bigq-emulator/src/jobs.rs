@@ -1,13 +1,14 @@
 //! The job store: query jobs, their state and their results.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::catalog::now_millis;
+use crate::catalog::{CommitGate, now_millis};
 use crate::error::BqError;
 use crate::sql::exec::QueryOutput;
 
@@ -33,6 +34,9 @@ pub struct Job {
     pub destination: (String, String),
     state: Mutex<JobState>,
     done: watch::Sender<bool>,
+    /// When the job or its result was last looked at, ms: the least recently used results
+    /// go first when memory runs short.
+    last_used: AtomicI64,
 }
 
 /// Mutable job state.
@@ -44,6 +48,14 @@ pub struct JobState {
     pub end_time: Option<i64>,
     /// The result, once done.
     pub result: Option<JobResult>,
+    /// The statement's change is in the catalog: the job can no longer be stopped, it is
+    /// done as soon as its answer is made.
+    pub committed: bool,
+    /// The result's rows were dropped to keep within the memory budget or their time to
+    /// live: the job still answers `jobs.get`, its rows are gone as expired results are.
+    pub expired: bool,
+    /// Bytes the result's rows take (0 once expired).
+    pub result_bytes: usize,
 }
 
 impl Job {
@@ -69,9 +81,65 @@ impl Job {
         let now = now_millis();
         s.start_time.get_or_insert(now);
         s.end_time = Some(now);
+        s.result_bytes = match &result {
+            Ok(out) => out.batches.iter().map(|b| b.get_array_memory_size()).sum(),
+            Err(_) => 0,
+        };
         s.result = Some(result);
         drop(s);
         self.done.send_replace(true);
+    }
+
+    /// Stops the job with `error` (a cancel, a timeout) unless it is done or its change is
+    /// already committed; returns whether it stopped it.
+    pub fn stop(&self, error: BqError) -> bool {
+        // Decided and recorded under one lock, so no commit can slip in between.
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.result.is_some() || s.committed {
+            return false;
+        }
+        let now = now_millis();
+        s.start_time.get_or_insert(now);
+        s.end_time = Some(now);
+        s.result = Some(Err(error));
+        drop(s);
+        self.done.send_replace(true);
+        true
+    }
+
+    /// Marks the job used now.
+    pub fn touch(&self) {
+        self.last_used.store(now_millis(), Ordering::Relaxed);
+    }
+
+    /// Drops the result's rows (keeping its schema and statistics); the bytes freed.
+    fn expire_result(&self) -> usize {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(Ok(out)) = &s.result else {
+            return 0;
+        };
+        if s.expired {
+            return 0;
+        }
+        let mut husk = (**out).clone();
+        husk.batches = Vec::new();
+        s.result = Some(Ok(Arc::new(husk)));
+        s.expired = true;
+        std::mem::take(&mut s.result_bytes)
+    }
+
+    /// BigQuery's answer for a result that is gone: its destination table is not found.
+    pub fn expired_error(&self) -> BqError {
+        BqError::not_found(format!(
+            "Not found: Table {}:{}.{} was not found in location {}",
+            self.project, self.destination.0, self.destination.1, self.location
+        ))
+    }
+
+    /// Waits until the job is done (finished, cancelled or timed out).
+    pub async fn stopped(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|d| *d).await;
     }
 
     /// Waits until done or `timeout`; returns whether done.
@@ -84,6 +152,34 @@ impl Job {
             .await
             .map(|r| r.is_ok())
             .unwrap_or(false)
+    }
+}
+
+/// The commit gate of a running job: a commit goes through only while the job runs (not
+/// cancelled, not timed out), decided under the job's lock so a cancel comes either before
+/// the commit (nothing changed) or after it (the job reports done).
+#[derive(Debug)]
+pub struct JobGate {
+    /// The job.
+    pub job: Arc<Job>,
+    /// A script commits once per statement and may still be stopped between them; a single
+    /// statement's commit is its last act.
+    pub script: bool,
+}
+
+impl CommitGate for JobGate {
+    fn commit(&self, commit: &mut dyn FnMut() -> Result<(), BqError>) -> Result<(), BqError> {
+        let mut s = self.job.state.lock().unwrap_or_else(|e| e.into_inner());
+        match &s.result {
+            Some(Err(e)) => return Err(e.clone()),
+            Some(Ok(_)) => return Err(BqError::internal("the job has already finished")),
+            None => {}
+        }
+        commit()?;
+        if !self.script {
+            s.committed = true;
+        }
+        Ok(())
     }
 }
 
@@ -131,6 +227,7 @@ impl JobStore {
             destination: ("_emulator_anonymous".to_string(), format!("anon{anon}")),
             state: Mutex::new(JobState::default()),
             done,
+            last_used: AtomicI64::new(now_millis()),
         });
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let key = (project.to_string(), job_id.to_string());
@@ -147,9 +244,79 @@ impl JobStore {
     /// A job by id.
     pub fn get(&self, project: &str, job_id: &str) -> Result<Arc<Job>, BqError> {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.0.get(&(project.to_string(), job_id.to_string()))
-            .cloned()
-            .ok_or_else(|| BqError::not_found(format!("Not found: Job {project}:{job_id}")))
+        let job =
+            g.0.get(&(project.to_string(), job_id.to_string()))
+                .cloned()
+                .ok_or_else(|| BqError::not_found(format!("Not found: Job {project}:{job_id}")))?;
+        job.touch();
+        Ok(job)
+    }
+
+    /// Bytes the rows of job results hold.
+    pub fn result_bytes(&self) -> usize {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1.iter().map(|j| j.state().result_bytes).sum()
+    }
+
+    /// Expires results until their rows take at most `limit` bytes, least recently used
+    /// first, and those finished more than `ttl` ago whatever their size. Then forgets
+    /// the oldest finished jobs beyond `max_jobs`, and `requestId`s older than
+    /// `request_ttl`.
+    pub fn trim(&self, limit: usize, ttl: Duration, max_jobs: usize, request_ttl: Duration) {
+        let now = now_millis();
+        let ttl_ms = ttl.as_millis() as i64;
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held: Vec<(i64, usize, Arc<Job>)> = Vec::new();
+        let mut total = 0;
+        for j in &g.1 {
+            let st = j.state();
+            if st.result_bytes == 0 {
+                continue;
+            }
+            if st.end_time.is_some_and(|e| now - e > ttl_ms) {
+                j.expire_result();
+                continue;
+            }
+            total += st.result_bytes;
+            held.push((
+                j.last_used.load(Ordering::Relaxed),
+                st.result_bytes,
+                j.clone(),
+            ));
+        }
+        if total > limit {
+            held.sort_by_key(|(used, _, _)| *used);
+            for (_, _, j) in held {
+                if total <= limit {
+                    break;
+                }
+                total -= j.expire_result();
+            }
+        }
+        if g.1.len() > max_jobs {
+            let mut excess = g.1.len() - max_jobs;
+            let mut gone = Vec::new();
+            g.1.retain(|j| {
+                if excess > 0 && j.state().result.is_some() {
+                    excess -= 1;
+                    gone.push((j.project.clone(), j.job_id.clone()));
+                    return false;
+                }
+                true
+            });
+            for k in gone {
+                g.0.remove(&k);
+            }
+        }
+        drop(g);
+        let request_ms = request_ttl.as_millis() as i64;
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, (_, a)| match a {
+                RequestAnswer::Job(j) => now - j.creation_time <= request_ms,
+                RequestAnswer::Jobless(_, (created, _, _)) => now - *created <= request_ms,
+            });
     }
 
     /// Records what the request with `requestId` `request_id` and query configuration

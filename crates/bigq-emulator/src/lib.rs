@@ -66,12 +66,17 @@ mod api;
 mod catalog;
 mod emulator;
 mod error;
+mod faults;
 mod grpc;
+mod insert_ids;
 mod jobs;
+mod memory;
 mod rest;
 mod sql;
 mod state;
 
 pub use crate::emulator::{Emulator, EmulatorBuilder};
 pub use crate::error::BqError;
-pub use crate::grpc::faults::Faults;
+pub use crate::faults::{FaultError, FaultSpec, Faults};
+pub use crate::memory::Expiry;
+pub use crate::rest::ReadTimeouts;

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::catalog::Catalog;
+use crate::insert_ids::InsertIds;
 use crate::jobs::JobStore;
+use crate::memory::Memory;
 use crate::sql::exec::Engine;
 use crate::sql::names::TempScope;
 
@@ -25,4 +27,22 @@ pub struct AppState {
     pub base_url: String,
     /// Sessions (`createSession`), by id: where their temporary tables live.
     pub sessions: Mutex<HashMap<String, TempScope>>,
+    /// The `insertId`s `tabledata.insertAll` wrote recently.
+    pub insert_ids: InsertIds,
+    /// The memory budget and time limits.
+    pub memory: Memory,
+}
+
+impl AppState {
+    /// Expires query results beyond their time or the budget (after a job finishes, and on
+    /// every sweep).
+    pub fn trim_results(&self) {
+        let e = &self.memory.expiry;
+        self.jobs.trim(
+            self.memory.results_budget(),
+            e.job_results,
+            e.max_jobs,
+            e.request_ids,
+        );
+    }
 }

@@ -11,12 +11,14 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::PageRequest;
+use crate::catalog::{CommitGate, gated, gated_sync};
 use crate::catalog::{TableRef, now_millis};
 use crate::error::BqError;
-use crate::jobs::{Job, JobState, RequestAnswer};
+use crate::jobs::{Job, JobGate, JobState, RequestAnswer};
 use crate::sql::exec::{QueryOutput, QueryRequest};
 use crate::sql::names::{NameContext, TempScope};
 use crate::sql::params::Params;
+use crate::sql::parse::parse;
 use crate::state::AppState;
 
 /// The location every job runs in.
@@ -44,6 +46,9 @@ pub struct QueryCall {
     /// `requestId`: a repeat of a request that made a job answers with that job (job.proto:
     /// the same query, parameters and settings; `timeoutMs` and the like aside).
     pub request_id: Option<String>,
+    /// `jobTimeoutMs`: how long the job may run before it is stopped (and its change
+    /// undone); distinct from `timeout_ms`, which is only how long this call waits.
+    pub job_timeout: Option<Duration>,
 }
 
 /// What `jobs.query` answers.
@@ -186,7 +191,13 @@ fn request_key(cfg: &Value) -> Value {
 }
 
 /// The `configuration` BigQuery reports for a query job.
-fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) -> Value {
+fn configuration(
+    job_project: &str,
+    job_id: &str,
+    cfg: &Value,
+    dry_run: bool,
+    job_timeout: Option<Duration>,
+) -> Value {
     let mut q = cfg.as_object().cloned().unwrap_or_default();
     let anon = job_id.replace('-', "_");
     q.entry("destinationTable").or_insert_with(|| {
@@ -203,6 +214,9 @@ fn configuration(job_project: &str, job_id: &str, cfg: &Value, dry_run: bool) ->
     if dry_run {
         c["dryRun"] = true.into();
     }
+    if let Some(t) = job_timeout {
+        c["jobTimeoutMs"] = t.as_millis().to_string().into();
+    }
     c
 }
 
@@ -212,10 +226,33 @@ pub fn new_job_id() -> String {
 }
 
 /// Runs a query on its own task, so that a panic inside the engine becomes a 500
-/// `internalError` for this query and leaves the server healthy.
-async fn run_guarded(s: &Arc<AppState>, req: QueryRequest) -> Result<QueryOutput, BqError> {
+/// `internalError` for this query and leaves the server healthy. For a job, every commit
+/// the query makes asks the job's gate first, and a job stopped (cancelled, timed out)
+/// while it runs has its query dropped at the next await: the statements after it do not
+/// run.
+async fn run_guarded(
+    s: &Arc<AppState>,
+    req: QueryRequest,
+    job: Option<(Arc<Job>, Arc<dyn CommitGate>)>,
+) -> Result<QueryOutput, BqError> {
     let engine = s.engine.clone();
-    match tokio::spawn(async move { engine.execute(&req).await }).await {
+    let Some((job, gate)) = job else {
+        return joined(tokio::spawn(async move { engine.execute(&req).await }).await);
+    };
+    let mut task = tokio::spawn(gated(gate, async move { engine.execute(&req).await }));
+    tokio::select! {
+        r = &mut task => joined(r),
+        () = job.stopped() => {
+            task.abort();
+            Err(BqError::internal("the job was stopped"))
+        }
+    }
+}
+
+fn joined(
+    r: Result<Result<QueryOutput, BqError>, tokio::task::JoinError>,
+) -> Result<QueryOutput, BqError> {
+    match r {
         Ok(r) => r,
         Err(e) => Err(BqError::internal(format!(
             "bigq-emulator failed while running the query: {e}"
@@ -310,26 +347,80 @@ fn destination(project: &str, cfg: &Value) -> Option<Destination> {
     })
 }
 
-/// Starts a job's execution in the background.
-fn spawn(s: &Arc<AppState>, job: Arc<Job>, req: QueryRequest, dest: Option<Destination>) {
+/// Starts a job's execution in the background. Its commits go through the job's gate, so
+/// a cancel or `job_timeout` that comes first leaves the catalog as it was.
+fn spawn(
+    s: &Arc<AppState>,
+    job: Arc<Job>,
+    req: QueryRequest,
+    dest: Option<Destination>,
+    job_timeout: Option<Duration>,
+) {
+    let script = parse(&req.sql).is_ok_and(|stmts| stmts.len() > 1);
+    let gate: Arc<dyn CommitGate> = Arc::new(JobGate {
+        job: job.clone(),
+        script,
+    });
+    if let Some(limit) = job_timeout {
+        let job = job.clone();
+        tokio::spawn(async move {
+            if !job.wait(limit).await {
+                job.stop(timed_out(limit));
+            }
+        });
+    }
     let s = s.clone();
     tokio::spawn(async move {
         job.start();
-        if !s.query_delay.is_zero() {
-            tokio::time::sleep(s.query_delay).await;
+        if !s.query_delay.is_zero() && job.wait(s.query_delay).await {
+            // Stopped while it waited: nothing runs.
+            return;
         }
-        let mut r = run_guarded(&s, req).await;
+        let mut r = run_guarded(&s, req, Some((job.clone(), gate.clone()))).await;
         if let (Ok(out), Some(d)) = (&r, &dest)
             && out.returns_rows
         {
             r = d.check_fields(out).and_then(|()| {
                 let add = d.schema_update.iter().any(|o| o == "ALLOW_FIELD_ADDITION");
-                s.engine
-                    .write_result(&d.table, out, d.create_never, &d.write, add)
+                gated_sync(gate, || {
+                    s.engine
+                        .write_result(&d.table, out, d.create_never, &d.write, add)
+                })
             });
         }
         job.finish(r.map(Arc::new));
+        s.trim_results();
     });
+}
+
+/// BigQuery's error for a job stopped by its `jobTimeoutMs`.
+fn timed_out(limit: Duration) -> BqError {
+    let ms = limit.as_millis();
+    let secs = if ms.is_multiple_of(1000) {
+        (ms / 1000).to_string()
+    } else {
+        format!("{:.3}", limit.as_secs_f64())
+    };
+    BqError {
+        status: 400,
+        reason: "timeout",
+        message: format!("Job timed out after {secs} sec(s)."),
+        location: None,
+    }
+}
+
+/// `jobTimeoutMs` (an int64 as a JSON string or number); 0 or absent is no limit.
+pub fn job_timeout_of(v: Option<&Value>) -> Result<Option<Duration>, BqError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let ms = match v {
+        Value::String(t) => t.parse::<i64>().ok(),
+        other => other.as_i64(),
+    }
+    .filter(|ms| *ms >= 0)
+    .ok_or_else(|| BqError::invalid(format!("Invalid value for jobTimeoutMs: {v}")))?;
+    Ok((ms > 0).then(|| Duration::from_millis(ms as u64)))
 }
 
 /// `timeoutMs` as a wait: 10 s unless given, at most 60 s.
@@ -356,7 +447,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
     let req = engine_request(s, project, &call.config, call.dry_run)?;
     let created = now_millis();
     if call.dry_run {
-        let mut out = run_guarded(s, req).await?;
+        let mut out = run_guarded(s, req, None).await?;
         out.returns_rows = false;
         return Ok(QueryOutcome::DryRun {
             out,
@@ -379,10 +470,11 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         }
         None => {}
     }
-    if call.job_optional && s.query_delay.is_zero() {
+    // A job timeout needs a job to stop; BigQuery may always choose to create one.
+    if call.job_optional && s.query_delay.is_zero() && call.job_timeout.is_none() {
         // Short query mode: run now; create a job only when the result needs one.
         let started = now_millis();
-        let out = run_guarded(s, req).await?;
+        let out = run_guarded(s, req, None).await?;
         if fits_first_page(&out, call.max_results) {
             let out = Arc::new(out);
             let times = (created, started, now_millis());
@@ -400,7 +492,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
             });
         }
         let job_id = new_job_id();
-        let cfg = configuration(project, &job_id, &call.config, false);
+        let cfg = configuration(project, &job_id, &call.config, false, None);
         let job = s
             .jobs
             .create(project, &job_id, LOCATION, cfg, "LARGE_RESULTS")?;
@@ -411,6 +503,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         job.start();
         let out = Arc::new(out);
         job.finish(Ok(out.clone()));
+        s.trim_results();
         let times = job_times(&job);
         return Ok(QueryOutcome::Done {
             job: Some(job),
@@ -420,7 +513,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         });
     }
     let job_id = new_job_id();
-    let cfg = configuration(project, &job_id, &call.config, false);
+    let cfg = configuration(project, &job_id, &call.config, false, call.job_timeout);
     let job = s
         .jobs
         .create(project, &job_id, LOCATION, cfg, "REQUESTED")?;
@@ -428,7 +521,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         s.jobs
             .remember_request(project, r, &key, RequestAnswer::Job(job.clone()));
     }
-    spawn(s, job.clone(), req, None);
+    spawn(s, job.clone(), req, None, call.job_timeout);
     answer(job, query_id, call.timeout_ms).await
 }
 
@@ -463,7 +556,11 @@ pub fn job_times(job: &Job) -> (i64, i64, i64) {
 
 /// The result of a finished job; its error when it failed.
 fn finished(job: &Job) -> Result<Arc<QueryOutput>, BqError> {
-    match job.state().result {
+    let st = job.state();
+    if st.expired {
+        return Err(job.expired_error());
+    }
+    match st.result {
         Some(Ok(out)) => Ok(out),
         Some(Err(e)) => Err(e),
         None => Err(BqError::internal("job finished without a result")),
@@ -499,6 +596,8 @@ pub struct InsertCall {
     pub query: Option<Value>,
     /// `configuration.dryRun`.
     pub dry_run: bool,
+    /// `configuration.jobTimeoutMs`.
+    pub job_timeout: Option<Duration>,
 }
 
 /// What `jobs.insert` answers.
@@ -538,7 +637,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         .filter(|l| !l.is_empty())
         .unwrap_or_else(|| LOCATION.to_string());
     let dest = destination(project, qcfg);
-    let cfg = configuration(project, &job_id, qcfg, call.dry_run);
+    let cfg = configuration(project, &job_id, qcfg, call.dry_run, call.job_timeout);
     let req = match engine_request(s, project, qcfg, call.dry_run) {
         Ok(r) => r,
         Err(e) => {
@@ -551,7 +650,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         }
     };
     if call.dry_run {
-        let out = Box::new(run_guarded(s, req).await?);
+        let out = Box::new(run_guarded(s, req, None).await?);
         return Ok(InsertOutcome::DryRun {
             configuration: cfg,
             out,
@@ -562,7 +661,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
     let job = s
         .jobs
         .create(project, &job_id, &location, cfg, "REQUESTED")?;
-    spawn(s, job.clone(), req, dest);
+    spawn(s, job.clone(), req, dest, call.job_timeout);
     // Answer as BigQuery does for quick queries: usually already done.
     job.wait(Duration::from_millis(if s.query_delay.is_zero() {
         10_000
@@ -578,15 +677,20 @@ pub fn get(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job>, BqErro
     s.jobs.get(project, job_id)
 }
 
-/// `jobs.cancel`: the job, stopped unless it had finished.
-pub fn cancel(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job>, BqError> {
+/// `jobs.cancel`: the job, stopped unless it had finished. A job whose change is already
+/// committed cannot be stopped: the answer waits for it to be done, as BigQuery reports a
+/// job that finished before the cancel took effect.
+pub async fn cancel(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job>, BqError> {
     let job = s.jobs.get(project, job_id)?;
-    job.finish(Err(BqError {
+    if !job.stop(BqError {
         status: 400,
         reason: "stopped",
         message: "Job execution was cancelled: User requested cancellation".into(),
         location: None,
-    }));
+    }) && job.state().committed
+    {
+        job.wait(Duration::from_secs(10)).await;
+    }
     Ok(job)
 }
 

@@ -131,8 +131,11 @@ pub fn get(s: &AppState, t: &TableRef) -> Result<Arc<Table>, BqError> {
             let Some(job) = s.jobs.by_destination(&t.project, &t.dataset, &t.table) else {
                 return Err(not_found);
             };
-            match job.state().result {
-                Some(Ok(out)) if out.returns_rows => Ok(Arc::new(result_table(&out)?)),
+            let st = job.state();
+            match st.result {
+                Some(Ok(out)) if out.returns_rows && !st.expired => {
+                    Ok(Arc::new(result_table(&out)?))
+                }
                 _ => Err(not_found),
             }
         }

@@ -31,14 +31,31 @@ pub struct WriteGuard<'a> {
     /// be written.
     before: Option<State>,
     committed: bool,
+    /// The gate of the work making the changes, asked at the commit.
+    gate: Option<Arc<dyn super::CommitGate>>,
 }
 
 impl WriteGuard<'_> {
     /// Writes the changes to the data directory (with one), synced to the disk; when they
     /// cannot be written they are undone and the error says why.
+    ///
+    /// Under a [`CommitGate`](super::CommitGate) (a query job), the gate decides first:
+    /// when it refuses (the job was cancelled or timed out) the changes are undone and its
+    /// error returned.
     pub fn commit(mut self) -> BqResult<()> {
         self.committed = true;
-        self.persist()
+        let Some(gate) = self.gate.take() else {
+            return self.persist();
+        };
+        match gate.commit(&mut || self.persist()) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                if let Some(before) = self.before.take() {
+                    *self.state = before;
+                }
+                Err(e)
+            }
+        }
     }
 
     fn persist(&mut self) -> BqResult<()> {
@@ -209,12 +226,15 @@ impl Catalog {
     /// Write access; see [`WriteGuard::commit`].
     pub fn write(&self) -> WriteGuard<'_> {
         let state = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let before = self.store.as_ref().map(|_| state.clone());
+        let gate = super::gate::current();
+        // Datasets hold their tables behind `Arc`s: the copy is of names, not rows.
+        let before = (self.store.is_some() || gate.is_some()).then(|| state.clone());
         WriteGuard {
             state,
             store: self.store.as_ref(),
             before,
             committed: false,
+            gate,
         }
     }
 

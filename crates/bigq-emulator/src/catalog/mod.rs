@@ -2,10 +2,12 @@
 //! memory, and the DataFusion providers that let SQL see it (catalog = project,
 //! schema = dataset).
 
+mod gate;
 mod handle;
 mod model;
 mod persist;
 mod providers;
 
+pub use gate::{CommitGate, gated, gated_sync};
 pub use handle::{Catalog, WriteGuard};
 pub use model::{Dataset, Table, TableKind, TableRef, now_millis};

@@ -7,7 +7,6 @@
 //! a small router that matches the method path, so no code is generated here.
 
 pub(crate) mod arrow;
-pub(crate) mod faults;
 pub(crate) mod read;
 mod router;
 mod service;

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use arrow_ipc::CompressionType;
 use bigq_codec::schema::{FieldType, TableFieldSchema};
@@ -31,10 +31,11 @@ use gcloud_sdk::prost_types::Timestamp;
 use tonic::Status;
 
 use super::arrow::{conform_batch, encode_batch, ipc_encoder, wire_schema};
-use super::faults::Faults;
 use super::service::status;
 use crate::catalog::{Catalog, Dataset, Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
+use crate::faults::Faults;
+use crate::memory::Expiry;
 use crate::sql::exec::{Engine, QueryRequest};
 use crate::sql::names::NameContext;
 use crate::state::AppState;
@@ -82,12 +83,64 @@ struct Session {
     chunks: Vec<Chunk>,
 }
 
+impl Session {
+    /// The bytes of its messages not yet sent.
+    fn encoded_bytes(&self) -> usize {
+        self.schema_bytes.len()
+            + self
+                .chunks
+                .iter()
+                .map(|c| {
+                    c.encoded
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .as_ref()
+                        .map_or(0, Vec::len)
+                })
+                .sum::<usize>()
+    }
+}
+
 /// A stream: a row range of its session.
 #[derive(Debug, Clone)]
 struct StreamRange {
     session: Arc<Session>,
     start: u64,
     end: u64,
+    usage: Arc<StreamUse>,
+}
+
+/// When a stream was last read, and whether a read reached its end: a stream read to its
+/// end, or left idle, is freed before the session's six hours are up.
+#[derive(Debug)]
+struct StreamUse {
+    last_used: Mutex<Instant>,
+    read_to_end: Mutex<Option<Instant>>,
+}
+
+impl StreamUse {
+    fn new() -> Arc<StreamUse> {
+        Arc::new(StreamUse {
+            last_used: Mutex::new(Instant::now()),
+            read_to_end: Mutex::new(None),
+        })
+    }
+
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn finished(&self) {
+        *self.read_to_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// Whether the stream can be freed under `expiry`.
+    fn expired(&self, now: Instant, expiry: &Expiry) -> bool {
+        let idle = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        let done = *self.read_to_end.lock().unwrap_or_else(|e| e.into_inner());
+        now.duration_since(idle) > expiry.read_idle
+            || done.is_some_and(|d| now.duration_since(d) > expiry.read_done)
+    }
 }
 
 /// What a session asks of its table, beside the table itself: sessions asking the same of
@@ -118,9 +171,12 @@ struct Encoded {
 type EncodedChunk = (u64, RecordBatch, Vec<u8>);
 
 /// Recent sessions' encoded chunks, least recently used first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct EncodedCache {
     entries: Vec<(EncodingKey, Arc<Encoded>)>,
+    /// The most bytes kept: [`ENCODED_CACHE_BYTES`], or a quarter of the memory budget if
+    /// that is less.
+    limit: usize,
 }
 
 impl EncodedCache {
@@ -138,17 +194,26 @@ impl EncodedCache {
     /// Keeps `e`, dropping what no longer matches a table and then the least recently used
     /// until everything fits.
     fn put(&mut self, key: EncodingKey, e: Arc<Encoded>) {
-        if e.size > ENCODED_CACHE_BYTES {
+        if e.size > self.limit {
             return;
         }
         self.entries
             .retain(|(k, old)| *k != key && old.table.strong_count() > 0);
         self.entries.push((key, e));
-        let mut size: usize = self.entries.iter().map(|(_, e)| e.size).sum();
-        while size > ENCODED_CACHE_BYTES {
+        self.trim(self.limit);
+    }
+
+    /// Drops the least recently used until at most `limit` bytes are kept.
+    fn trim(&mut self, limit: usize) {
+        let mut size = self.size();
+        while size > limit && !self.entries.is_empty() {
             let (_, old) = self.entries.remove(0);
             size -= old.size;
         }
+    }
+
+    fn size(&self) -> usize {
+        self.entries.iter().map(|(_, e)| e.size).sum()
     }
 }
 
@@ -395,11 +460,15 @@ fn compression(
 impl ReadService {
     /// The service over the emulator's catalog and jobs.
     pub fn new(app: Arc<AppState>, faults: Arc<Faults>) -> ReadService {
+        let limit = ENCODED_CACHE_BYTES.min(app.memory.budget / 4);
         ReadService {
             app,
             faults,
             streams: Mutex::new(HashMap::new()),
-            encoded: Mutex::new(EncodedCache::default()),
+            encoded: Mutex::new(EncodedCache {
+                entries: Vec::new(),
+                limit,
+            }),
         }
     }
 
@@ -569,6 +638,7 @@ impl ReadService {
                         session: session.clone(),
                         start: bounds[i],
                         end: bounds[i + 1],
+                        usage: StreamUse::new(),
                     },
                 );
                 stream_names.push(ReadStream { name: stream });
@@ -616,6 +686,7 @@ impl ReadService {
             )));
         }
         let pos = range.start + req.offset as u64;
+        range.usage.touch();
         let cut = self.faults.take_read_cut().map(|n| pos + n);
         Ok(Responses {
             range,
@@ -625,6 +696,27 @@ impl ReadService {
             done: false,
             faults: self.faults.clone(),
         })
+    }
+
+    /// Frees streams read to their end or idle (per `expiry`) and sessions past their
+    /// time; then, if the sessions' encoded rows and the encodings kept for sessions to come
+    /// take more than `budget`, drops kept encodings. Returns the bytes still held.
+    pub fn sweep(&self, expiry: &Expiry, budget: usize) -> usize {
+        let now = Instant::now();
+        let wall = SystemTime::now();
+        let live = {
+            let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+            streams.retain(|_, s| s.session.expire_time > wall && !s.usage.expired(now, expiry));
+            let mut seen = std::collections::HashSet::new();
+            streams
+                .values()
+                .filter(|s| seen.insert(Arc::as_ptr(&s.session)))
+                .map(|s| s.session.encoded_bytes())
+                .sum::<usize>()
+        };
+        let mut cache = self.encoded.lock().unwrap_or_else(|e| e.into_inner());
+        cache.trim(budget.saturating_sub(live));
+        live + cache.size()
     }
 
     /// `SplitReadStream`.
@@ -658,6 +750,7 @@ impl ReadService {
                     session: range.session.clone(),
                     start,
                     end,
+                    usage: StreamUse::new(),
                 },
             );
             ReadStream { name }
@@ -737,8 +830,10 @@ impl Iterator for Responses {
         }
         if self.pos >= self.range.end {
             self.done = true;
+            self.range.usage.finished();
             return None;
         }
+        self.range.usage.touch();
         let session = &self.range.session;
         let i = session.chunks.partition_point(|c| c.end() <= self.pos);
         let Some(chunk) = session.chunks.get(i) else {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::SinkExt;
+use gcloud_sdk::google::cloud::bigquery::storage::v1::append_rows_response;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     AppendRowsRequest, AppendRowsResponse, BatchCommitWriteStreamsRequest,
     BatchCommitWriteStreamsResponse, CreateReadSessionRequest, CreateWriteStreamRequest,
@@ -23,6 +24,7 @@ use super::read::ReadService;
 use super::service::{BoxFuture, grpc, unimplemented};
 use super::v2;
 use super::write::WriteService;
+use crate::faults::{grpc_drops, grpc_fault};
 use crate::state::AppState;
 
 /// The method paths served.
@@ -74,7 +76,35 @@ impl tower::Service<http::Request<Body>> for Router {
         Poll::Ready(Ok(()))
     }
 
+    /// Serves the call, through the armed faults: an error rate answers before the call
+    /// runs; the delay and a dropped answer come after it ran.
     fn call(&mut self, req: http::Request<Body>) -> BoxFuture {
+        let faults = self.write.faults().clone();
+        if let Some(e) = faults.draw_error(true) {
+            return Box::pin(async move { Ok(grpc_fault(e).into_http()) });
+        }
+        let drops = grpc_drops(req.uri().path());
+        let served = self.dispatch(req);
+        Box::pin(async move {
+            let resp = served.await?;
+            let delay = faults.delay();
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if drops && faults.take_drop() {
+                return Ok(Status::unavailable(LOST).into_http());
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// The status of a call whose answer an armed fault dropped after it ran.
+const LOST: &str = "bigq-emulator fault: the answer was dropped after the change was applied";
+
+impl Router {
+    /// The call, by its method path.
+    fn dispatch(&mut self, req: http::Request<Body>) -> BoxFuture {
         let read = self.read.clone();
         let write = self.write.clone();
         let path = req.uri().path().to_string();
@@ -200,6 +230,14 @@ fn append_rows(
             }
             let resp = write.append(req, &mut name, &mut schema);
             answered += 1;
+            let applied = matches!(
+                resp.response,
+                Some(append_rows_response::Response::AppendResult(_))
+            );
+            if applied && write.faults().take_drop() {
+                let _ = tx.send(Err(Status::unavailable(LOST))).await;
+                return;
+            }
             if tx.send(Ok(resp)).await.is_err() {
                 return;
             }
@@ -220,6 +258,11 @@ pub(crate) async fn serve(
         .initial_stream_window_size(8 << 20)
         .initial_connection_window_size(32 << 20)
         .max_frame_size((1 << 20) - 1)
+        // A peer that vanishes without closing (a killed client, a cut network) is noticed
+        // and its connection freed instead of held open.
+        .http2_keepalive_interval(Some(std::time::Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(std::time::Duration::from_secs(10)))
+        .tcp_keepalive(Some(std::time::Duration::from_secs(60)))
         .serve_with_incoming_shutdown(router, incoming, shutdown)
         .await
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use arrow_ipc::reader::StreamReader;
 use bigq_codec::proto::{CompileError, DecodeError, RowsDecoder};
@@ -25,10 +25,11 @@ use pb::{
 };
 use tonic::{Code, Status};
 
-use super::faults::Faults;
 use super::service::status;
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
+use crate::faults::Faults;
+use crate::memory::Expiry;
 use crate::state::AppState;
 
 /// One write stream's state.
@@ -45,6 +46,11 @@ struct Stream {
     /// BUFFERED: rows made visible so far.
     flushed: u64,
     finalized: bool,
+    /// The last append, flush or finalize: an idle stream is freed after a while.
+    last_used: Instant,
+    /// When nothing more can happen to it (finalized, and committed if PENDING): it is
+    /// freed a while later.
+    done_at: Option<Instant>,
 }
 
 /// The BigQueryWrite service's state.
@@ -464,6 +470,8 @@ impl WriteService {
                     held: Vec::new(),
                     flushed: 0,
                     finalized: false,
+                    last_used: Instant::now(),
+                    done_at: None,
                 },
             );
         Ok(WriteStream {
@@ -522,6 +530,10 @@ impl WriteService {
             ))
         })?;
         s.finalized = true;
+        s.last_used = Instant::now();
+        if s.kind != write_stream::Type::Pending {
+            s.done_at = Some(s.last_used);
+        }
         Ok(FinalizeWriteStreamResponse {
             row_count: s.rows as i64,
         })
@@ -617,6 +629,7 @@ impl WriteService {
             if let Some(s) = streams.get_mut(name) {
                 batches.append(&mut s.held);
                 s.commit_time = Some(now);
+                s.done_at = Some(Instant::now());
             }
         }
         drop(streams);
@@ -753,6 +766,7 @@ impl WriteService {
                 Vec::new(),
             );
         };
+        s.last_used = Instant::now();
         if s.finalized {
             return fail(
                 Code::InvalidArgument,
@@ -801,6 +815,23 @@ impl WriteService {
     }
 
     /// The fault hooks.
+    /// Frees streams done or idle longer than `expiry` allows; returns the bytes of rows
+    /// the others hold.
+    pub fn sweep(&self, expiry: &Expiry) -> usize {
+        let now = Instant::now();
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        streams.retain(|_, s| {
+            !(s.done_at
+                .is_some_and(|d| now.duration_since(d) > expiry.write_done)
+                || now.duration_since(s.last_used) > expiry.write_idle)
+        });
+        streams
+            .values()
+            .flat_map(|s| &s.held)
+            .map(|b| b.get_array_memory_size())
+            .sum()
+    }
+
     pub fn faults(&self) -> &Arc<Faults> {
         &self.faults
     }

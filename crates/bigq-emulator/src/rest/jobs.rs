@@ -198,6 +198,10 @@ pub async fn query(
             .get("requestId")
             .and_then(Value::as_str)
             .map(str::to_string),
+        job_timeout: match core::job_timeout_of(body.get("jobTimeoutMs")) {
+            Ok(t) => t,
+            Err(e) => return e.into_response(),
+        },
         config: body.clone(),
     };
     let opts = EncodeOptions {
@@ -389,6 +393,10 @@ pub async fn insert(
             .pointer("/configuration/dryRun")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        job_timeout: match core::job_timeout_of(body.pointer("/configuration/jobTimeoutMs")) {
+            Ok(t) => t,
+            Err(e) => return e.into_response(),
+        },
     };
     match core::insert(&s, call).await {
         Err(e) => e.into_response(),
@@ -444,7 +452,7 @@ pub async fn cancel(
     State(s): State<Arc<AppState>>,
     Path((project, job_id)): Path<(String, String)>,
 ) -> Response {
-    match core::cancel(&s, &project, &job_id) {
+    match core::cancel(&s, &project, &job_id).await {
         Ok(job) => {
             ok(&json!({"kind": "bigquery#jobCancelResponse", "job": job_resource(&s, &job)}))
         }

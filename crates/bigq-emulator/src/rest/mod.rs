@@ -10,6 +10,9 @@ mod fields;
 mod http;
 mod jobs;
 mod router;
+mod serve;
 mod tables;
 
 pub(crate) use self::router::router;
+pub use self::serve::ReadTimeouts;
+pub(crate) use self::serve::serve;

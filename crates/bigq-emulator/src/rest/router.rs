@@ -12,6 +12,7 @@ use axum::routing::{get, post};
 use super::http::ok;
 use super::{datasets, jobs, tables};
 use crate::error::BqError;
+use crate::faults::{Faults, admin_router};
 use crate::state::AppState;
 
 /// Requests served at once (one limit shared by every route).
@@ -42,10 +43,11 @@ async fn healthz() -> Response {
     ok(&serde_json::json!({"status": "ok"}))
 }
 
-/// The router for all REST endpoints.
-pub fn router(state: Arc<AppState>) -> Router {
+/// The router for all REST endpoints, with the fault middleware armed by `faults` and its
+/// `/emulator/v1/faults` endpoint.
+pub fn router(state: Arc<AppState>, faults: Arc<Faults>) -> Router {
     let p = "/bigquery/v2/projects/{project}";
-    Router::new()
+    let api = Router::new()
         .route("/healthz", get(healthz))
         .route(
             &format!("{p}/datasets"),
@@ -97,5 +99,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             MAX_CONCURRENT_REQUESTS,
         ))
         .layer(axum::middleware::map_response(too_large_as_json))
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(
+            faults.clone(),
+            crate::faults::rest_layer,
+        ))
+        .with_state(state);
+    admin_router(faults).merge(api)
 }

@@ -372,6 +372,8 @@ pub async fn insert_all(
     let ncols = table.schema.len();
     let mut columns: Vec<Vec<ScalarValue>> = vec![Vec::with_capacity(rows.len()); ncols];
     let mut errors: Vec<(usize, Value)> = Vec::new();
+    // The `insertId` of each row that goes into `columns`.
+    let mut ids: Vec<Option<&str>> = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let Some(obj) = row.get("json").and_then(Value::as_object) else {
             errors.push((i, json!({"reason": "invalid", "location": "", "debugInfo": "", "message": "Row has no json object."})));
@@ -404,6 +406,11 @@ pub async fn insert_all(
                 for (c, v) in columns.iter_mut().zip(vals) {
                     c.push(v);
                 }
+                ids.push(
+                    row.get("insertId")
+                        .and_then(Value::as_str)
+                        .filter(|id| !id.is_empty()),
+                );
             }
         }
     }
@@ -425,6 +432,15 @@ pub async fn insert_all(
             return ok(&resp);
         }
         resp["insertErrors"] = Value::Array(list);
+    }
+    // Held until the rows are committed, so a retry racing its original is written once.
+    let dedup = s.insert_ids.begin(&t.to_string());
+    let fresh = dedup.fresh(&ids);
+    if fresh.iter().any(|f| !f) {
+        for c in &mut columns {
+            let mut keep = fresh.iter();
+            c.retain(|_| keep.next().copied().unwrap_or(true));
+        }
     }
     if columns.first().is_some_and(|c| !c.is_empty()) {
         let arrays = columns
@@ -460,6 +476,12 @@ pub async fn insert_all(
         if let Err(e) = w.put_table(&t, current).and_then(|()| w.commit()) {
             return e.into_response();
         }
+        dedup.record(
+            ids.iter()
+                .zip(&fresh)
+                .filter(|(_, f)| **f)
+                .filter_map(|(id, _)| *id),
+        );
     }
     ok(&resp)
 }

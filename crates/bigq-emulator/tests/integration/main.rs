@@ -13,6 +13,8 @@ mod grpc_v2;
 mod http_recordings;
 mod python_client;
 mod rest;
+mod soak;
 mod storage_read;
 mod storage_write;
+mod stress;
 mod tpch;

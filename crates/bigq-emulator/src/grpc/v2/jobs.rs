@@ -1,6 +1,7 @@
 //! `google.cloud.bigquery.v2.JobService` over [`crate::api::jobs`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use gcloud_sdk::google::cloud::bigquery::v2::job_creation_reason::Code as ReasonCode;
 use gcloud_sdk::google::cloud::bigquery::v2::list_jobs_request::StateFilter;
@@ -184,6 +185,7 @@ pub async fn query(
         timeout_ms: q.timeout_ms.map(u64::from),
         job_optional: q.job_creation_mode == i32::from(JobCreationMode::JobCreationOptional),
         request_id: Some(q.request_id.clone()),
+        job_timeout: job_timeout(q.job_timeout_ms)?,
     };
     let first = PageRequest {
         start: 0,
@@ -398,6 +400,7 @@ pub async fn insert_job(s: Arc<AppState>, req: InsertJobRequest) -> Result<Job, 
         location: reference.location,
         query: cfg.query.as_ref().map(job_query_json).transpose()?,
         dry_run: cfg.dry_run.unwrap_or(false),
+        job_timeout: job_timeout(cfg.job_timeout_ms)?,
     };
     match core::insert(&s, call).await? {
         InsertOutcome::Job(job) => Ok(job_message(&s, &job)),
@@ -447,12 +450,17 @@ pub async fn get_job(s: Arc<AppState>, req: GetJobRequest) -> Result<Job, BqErro
     core::get(&s, &req.project_id, &req.job_id).map(|j| job_message(&s, &j))
 }
 
+/// `job_timeout_ms`, checked as REST checks `jobTimeoutMs`.
+fn job_timeout(ms: Option<i64>) -> Result<Option<Duration>, BqError> {
+    core::job_timeout_of(ms.map(Value::from).as_ref())
+}
+
 /// `CancelJob`.
 pub async fn cancel_job(
     s: Arc<AppState>,
     req: CancelJobRequest,
 ) -> Result<JobCancelResponse, BqError> {
-    let job = core::cancel(&s, &req.project_id, &req.job_id)?;
+    let job = core::cancel(&s, &req.project_id, &req.job_id).await?;
     Ok(JobCancelResponse {
         kind: "bigquery#jobCancelResponse".into(),
         job: Some(job_message(&s, &job)),

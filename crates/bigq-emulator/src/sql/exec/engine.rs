@@ -7,6 +7,8 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::logical_expr::planner::ExprPlanner;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
@@ -37,8 +39,19 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// An engine over `catalog`.
+    /// An engine over `catalog`, with no memory limit of its own.
     pub fn new(catalog: Arc<Catalog>) -> Engine {
+        Self::build(catalog, None)
+    }
+
+    /// An engine over `catalog` whose queries run under a DataFusion memory pool of
+    /// `bytes`: a query needing more (a sort, a join, an aggregate spilling nowhere) fails
+    /// with BigQuery's `resourcesExceeded` instead of taking the machine.
+    pub fn with_memory_limit(catalog: Arc<Catalog>, bytes: usize) -> Engine {
+        Self::build(catalog, Some(bytes))
+    }
+
+    fn build(catalog: Arc<Catalog>, memory_limit: Option<usize>) -> Engine {
         let mut config = SessionConfig::new()
             .with_create_default_catalog_and_schema(false)
             .with_information_schema(false)
@@ -52,8 +65,21 @@ impl Engine {
         // BigQuery orders NULL before every value: first under ASC, last under DESC.
         opts.sql_parser.default_null_ordering = "nulls_min".to_string();
         opts.execution.time_zone = Some("UTC".to_string());
+        let mut runtime = RuntimeEnvBuilder::new();
+        if let Some(bytes) = memory_limit {
+            // No spilling to disk: past the pool a query fails, as BigQuery's does.
+            runtime = runtime
+                .with_memory_limit(bytes, 1.0)
+                .with_disk_manager_builder(
+                    DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
+                );
+        }
+        let runtime = runtime
+            .build_arc()
+            .unwrap_or_else(|_| Arc::new(RuntimeEnv::default()));
         let state = SessionStateBuilder::new()
             .with_config(config)
+            .with_runtime_env(runtime)
             .with_default_features()
             .with_catalog_list(catalog.provider())
             .build();

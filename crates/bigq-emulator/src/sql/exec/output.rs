@@ -108,6 +108,16 @@ impl QueryOutput {
 
 /// A DataFusion error as BigQuery would word it.
 pub fn df_err(e: DataFusionError) -> BqError {
+    if let DataFusionError::ResourcesExhausted(why) = e.find_root() {
+        return BqError {
+            status: 400,
+            reason: "resourcesExceeded",
+            message: format!(
+                "Resources exceeded during query execution: The query could not be executed in the allotted memory (bigq-emulator's memory budget: {why})."
+            ),
+            location: None,
+        };
+    }
     let raw = e.strip_backtrace();
     let mut msg = raw.as_str();
     for p in [

@@ -11,6 +11,22 @@ use crate::sql::names::TempScope;
 use crate::sql::parse::parse;
 use crate::sql::types;
 
+/// Deletes a script's hidden dataset of temporary tables when dropped.
+struct DropTemp<'a> {
+    catalog: &'a crate::catalog::Catalog,
+    scope: &'a TempScope,
+}
+
+impl Drop for DropTemp<'_> {
+    fn drop(&mut self) {
+        // Absent when no temporary table was made before a failure.
+        let _ = self
+            .catalog
+            .write()
+            .delete_dataset(&self.scope.project, &self.scope.dataset, true);
+    }
+}
+
 impl Engine {
     /// Runs a query or script; a script answers with its last statement's result.
     pub async fn execute(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
@@ -51,6 +67,11 @@ impl Engine {
             }
             None => req,
         };
+        // Dropped when the script ends, or when a stopped job drops it mid-statement.
+        let _cleanup = script_temp.as_ref().map(|scope| DropTemp {
+            catalog: &self.catalog,
+            scope,
+        });
         let mut last = None;
         let mut failed = None;
         for stmt in stmts {
@@ -62,13 +83,7 @@ impl Engine {
                 }
             }
         }
-        if let Some(scope) = &script_temp {
-            // Absent when no temporary table was made before a failure.
-            let _ = self
-                .catalog
-                .write()
-                .delete_dataset(&scope.project, &scope.dataset, true);
-        }
+        drop(_cleanup);
         if let Some(e) = failed {
             return Err(e);
         }
