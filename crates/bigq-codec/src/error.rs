@@ -89,7 +89,7 @@ impl CodecError {
     /// Sets the offending value (cut to 64 bytes).
     pub fn with_value(mut self, value: impl AsRef<[u8]>) -> Self {
         let v = value.as_ref();
-        let cut = &v[..v.len().min(64)];
+        let cut = v.get(..64).unwrap_or(v);
         let mut s = String::from_utf8_lossy(cut).into_owned();
         if v.len() > 64 {
             s.push('…');

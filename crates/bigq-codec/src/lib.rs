@@ -15,6 +15,12 @@
 //! - [`proto`]: serde rows into protobuf rows for Storage Write, with their descriptor.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// Bytes from servers and values from users must never panic: every unwrap, expect, index or
+// slice left in non-test code carries a narrow allow saying why it cannot fail.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod de;
 mod error;

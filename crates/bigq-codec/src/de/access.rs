@@ -105,6 +105,8 @@ impl<'a> MapAccess<'a> for StructMap<'_, '_, 'a> {
     }
 
     #[inline(always)]
+    // `names` runs parallel to `columns`, and `c` was just found in one of them.
+    #[allow(clippy::indexing_slicing)]
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, DeError> {
         let Some(&(_, c)) = self.entries.get(self.next) else {
             return Err(DeError::new("a value was asked for before its key"));
@@ -151,6 +153,8 @@ impl<'a> SeqAccess<'a> for StructSeq<'_, '_, 'a> {
     }
 
     #[inline(always)]
+    // `names` runs parallel to `columns`, and `c` was just found in one of them.
+    #[allow(clippy::indexing_slicing)]
     fn next_element_seed<T: DeserializeSeed<'a>>(
         &mut self,
         seed: T,
@@ -197,6 +201,8 @@ impl<'n, 'a> MapAccess<'a> for AllColumnsMap<'n, 'a> {
         }
     }
 
+    // `names` runs parallel to `columns`, and `c` was just found in one of them.
+    #[allow(clippy::indexing_slicing)]
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, DeError> {
         let c = self.next;
         let Some(col) = self.node.columns.get(c) else {
@@ -234,6 +240,8 @@ impl<'n, 'a> SeqAccess<'a> for ColumnsSeq<'n, 'a> {
     }
 
     #[inline]
+    // `names` runs parallel to `columns`, and `c` was just found in one of them.
+    #[allow(clippy::indexing_slicing)]
     fn next_element_seed<T: DeserializeSeed<'a>>(
         &mut self,
         seed: T,

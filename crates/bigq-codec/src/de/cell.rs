@@ -133,6 +133,8 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
 
     /// The dictionary's value for this row.
     #[inline]
+    // `keys` holds one validated key per row of the dictionary column and `row` is one of them.
+    #[allow(clippy::indexing_slicing)]
     fn resolve(keys: &[usize], values: &'n Column<'a>, row: usize) -> CellDe<'n, 'a> {
         CellDe::new(values, keys[row])
     }
@@ -224,6 +226,8 @@ impl<'n, 'a, const NON_NULL: bool> CellDe<'n, 'a, NON_NULL> {
     // Kept out of line: it is the fallback of every typed read, and inlined it would make
     // them too big for serde's own wrappers (`Option<T>`, `String`) to inline.
     #[inline(never)]
+    // Arrow validates a map's offsets (one more than its rows) and `r` is one of its rows.
+    #[allow(clippy::indexing_slicing)]
     fn any_nonnull<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
         let r = self.row;
         let out = match &self.col.kind {

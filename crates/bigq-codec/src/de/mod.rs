@@ -89,6 +89,8 @@ mod error;
 mod node;
 mod row;
 mod rows;
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+// not yet audited for the no-panic rule
 pub(crate) mod text;
 
 #[cfg(test)]

@@ -189,6 +189,8 @@ impl<'a> StructNode<'a> {
     }
 
     #[cold]
+    // `taken` has one slot per name and every `c` is a position in `names`.
+    #[allow(clippy::indexing_slicing)]
     fn build_plan(&self, fields: &'static [&'static str], key: (usize, usize)) -> Plan {
         let mut found: Vec<Option<usize>> = fields
             .iter()

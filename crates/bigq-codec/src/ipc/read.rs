@@ -38,11 +38,12 @@ impl IpcDecoder {
     pub fn new(schema: &[u8]) -> Result<Self> {
         let (prefix, len) =
             message_prefix(schema).ok_or_else(|| bad("the serialized schema is truncated"))?;
-        if len == 0 || prefix + len > schema.len() {
-            return Err(bad("the serialized schema is truncated"));
-        }
-        let parsed =
-            guarded(|| arrow_ipc::convert::try_schema_from_ipc_buffer(&schema[..prefix + len]))?;
+        let message = prefix
+            .checked_add(len)
+            .and_then(|end| schema.get(..end))
+            .filter(|_| len != 0)
+            .ok_or_else(|| bad("the serialized schema is truncated"))?;
+        let parsed = guarded(|| arrow_ipc::convert::try_schema_from_ipc_buffer(message))?;
         Ok(IpcDecoder {
             schema: Arc::new(parsed),
             dictionaries: HashMap::new(),
@@ -209,9 +210,11 @@ fn buffers_within(
         // A compressed buffer starts with its decompressed length (-1: sent uncompressed).
         if compressed && length >= 8 {
             let at = offset as usize;
-            let mut prefix = [0u8; 8];
-            prefix.copy_from_slice(&body[at..at + 8]);
-            let decompressed = i64::from_le_bytes(prefix);
+            let prefix = body
+                .get(at..)
+                .and_then(|rest| rest.first_chunk::<8>())
+                .ok_or_else(|| bad("a compressed buffer shorter than its length prefix"))?;
+            let decompressed = i64::from_le_bytes(*prefix);
             if !(-1..=MAX_DECOMPRESSED).contains(&decompressed) {
                 return Err(bad(&format!(
                     "a compressed buffer that says it decompresses to {decompressed} bytes"
@@ -302,8 +305,8 @@ fn copy_inside(
 /// message's flatbuffer after it; `None` when `bytes` is too short to say.
 fn message_prefix(bytes: &[u8]) -> Option<(usize, usize)> {
     let word = |at: usize| {
-        let w = bytes.get(at..at + 4)?;
-        Some(u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+        let w = bytes.get(at..)?.first_chunk::<4>()?;
+        Some(u32::from_le_bytes(*w) as usize)
     };
     if bytes.starts_with(&CONTINUATION) {
         Some((8, word(4)?))

@@ -323,6 +323,8 @@ fn write_value(out: &mut String, a: &dyn Array, i: usize, opts: EncodeOptions) {
         DataType::LargeList(_) => write_list(out, a.as_list::<i64>(), i, opts),
         DataType::Dictionary(_, _) => {
             let d = a.as_any_dictionary();
+            // Arrow checks every key against the values, and `i` is a row of `a`.
+            #[allow(clippy::indexing_slicing)]
             let key = d.normalized_keys()[i];
             write_value(out, d.values().as_ref(), key, opts);
         }
@@ -375,6 +377,8 @@ fn write_list<O: OffsetSizeTrait>(
     opts: EncodeOptions,
 ) {
     let offsets = l.value_offsets();
+    // Arrow checks a list's offsets (one more than its rows), and `i` is a row of `l`.
+    #[allow(clippy::indexing_slicing)]
     let (start, end) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
     let values = l.values();
     out.push('[');

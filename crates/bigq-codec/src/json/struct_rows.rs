@@ -76,7 +76,10 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>,
             if out.rows == 0 {
                 // The first row: from here on the other fields are copied, and the JSON
                 // takes about as many bytes as the rows do.
-                out.rest = Cow::Owned(message[..start].to_vec());
+                // `start` is a position the reader reached in `message`.
+                #[allow(clippy::indexing_slicing)]
+                let head = &message[..start];
+                out.rest = Cow::Owned(head.to_vec());
                 out.body.reserve(message.len() - start + 2);
             } else {
                 out.body.push(b',');
@@ -86,7 +89,10 @@ pub fn split_struct_rows(message: &[u8], rows_tag: u32) -> Result<SplitRows<'_>,
         } else {
             r.skip_unknown(tag, wire).map_err(|e| e.at("the message"))?;
             if let Cow::Owned(rest) = &mut out.rest {
-                rest.extend_from_slice(&message[start..r.pos()]);
+                // Both ends are positions the reader reached in `message`, in order.
+                #[allow(clippy::indexing_slicing)]
+                let field = &message[start..r.pos()];
+                rest.extend_from_slice(field);
             }
         }
     }

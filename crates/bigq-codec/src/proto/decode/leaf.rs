@@ -138,12 +138,10 @@ fn decimal_text(raw: Raw<'_>) -> Result<std::borrow::Cow<'_, str>, String> {
 /// Minimal little-endian two's-complement bytes (the Java client's
 /// `BigDecimalByteStringEncoder`), sign-extended to `N` bytes.
 fn packed<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
-    if b.is_empty() || b.len() > N {
-        return None;
-    }
-    let fill = if b[b.len() - 1] & 0x80 != 0 { 0xff } else { 0 };
+    let &last = b.last()?;
+    let fill = if last & 0x80 != 0 { 0xff } else { 0 };
     let mut a = [fill; N];
-    a[..b.len()].copy_from_slice(b);
+    a.get_mut(..b.len())?.copy_from_slice(b);
     Some(a)
 }
 
