@@ -68,7 +68,7 @@ impl Respond for RestStorm {
             return ResponseTemplate::new(200).set_body_json(json!({
                 "tableReference": {"projectId": "p", "datasetId": "d", "tableId": "t"}}));
         }
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             ResponseTemplate::new(429).set_body_json(json!({"error": {"code": 429,
                 "message": "Exceeded rate limits", "status": "RESOURCE_EXHAUSTED",
                 "errors": [{"reason": "rateLimitExceeded", "message": "Exceeded rate limits"}]}}))

@@ -176,7 +176,7 @@ impl Bed {
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
-        let bed = Bed {
+        let mut bed = Bed {
             ctl: Control {
                 netem: true,
                 server_ns: format!("{PREFIX}{pid}-{n}-srv"),
@@ -187,7 +187,6 @@ impl Bed {
             },
         };
         // From here on, drop removes whatever was made.
-        let mut bed = bed;
         bed.set_up()?;
         Ok(bed)
     }
