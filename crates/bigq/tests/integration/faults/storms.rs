@@ -118,8 +118,15 @@ async fn a_rest_storm_longer_than_the_budget_ends_in_a_typed_error() {
     let e = client.get_table("d.t").await.unwrap_err();
     let took = t.elapsed();
     let seen = seen.lock().unwrap().len();
-    assert!(matches!(e.status(), Some(429 | 503)), "{e:?}");
-    assert_eq!(e.attempts() as usize, seen, "{e:?}");
+    // The last answer, or the overall deadline when it passed during an attempt.
+    assert!(
+        matches!(e.status(), Some(429 | 503)) || e.deadline() == Some(bigq::Deadline::Total),
+        "{e:?}"
+    );
+    assert!(
+        (e.attempts() as usize).abs_diff(seen) <= 1,
+        "{seen} seen: {e:?}"
+    );
     assert!(seen >= 10, "{seen} attempts in {took:?}");
     assert!(
         took <= BUDGET + Duration::from_millis(300),
