@@ -5,6 +5,14 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
+# The network test bed of the fault suite (bigq's faults:: tests on shaped links) needs
+# iproute2's `ip` and `tc`; as root without them, install them (those tests skip, saying
+# why, where they cannot run).
+if [[ $(id -u) -eq 0 ]] && ! { command -v ip && command -v tc; } >/dev/null 2>&1 \
+  && command -v apt-get >/dev/null 2>&1; then
+  apt-get install -y -qq iproute2 >/dev/null || echo "note: iproute2 could not be installed"
+fi
+
 bash scripts/bqemulator.sh start
 trap 'bash scripts/bqemulator.sh stop' EXIT
 # shellcheck disable=SC1091

@@ -34,7 +34,8 @@ struct Args {
     only: Option<String>,
     /// Comma-separated contenders: bigq, bigq-grpc (queries over the v2 gRPC transport),
     /// bigq-job, python, bigquery-rs (the `bigquery` crate), bigquery-rs-job (the same with
-    /// `.job_creation_required()`), gcbq (`google-cloud-bigquery`).
+    /// `.job_creation_required()`), gcbq (`google-cloud-bigquery`), bigq-streams-N (bigq with
+    /// table reads capped at N streams).
     #[arg(
         long,
         default_value = "bigq,bigq-grpc,bigq-job,python,bigquery-rs,gcbq"
@@ -66,6 +67,16 @@ struct Args {
     /// The bigq-emulator binary (default: next to this one).
     #[arg(long)]
     emulator_bin: Option<PathBuf>,
+    /// The address bigq-emulator listens on (clients connect to it there).
+    #[arg(long, default_value = "127.0.0.1")]
+    emulator_host: String,
+    /// Run bigq-emulator inside this network namespace (`ip netns exec`), for a shaped link
+    /// between it and the clients (scripts/bench-link.sh).
+    #[arg(long)]
+    emulator_netns: Option<String>,
+    /// The network interface whose received bytes each run records.
+    #[arg(long, default_value = "lo")]
+    iface: String,
     /// The Python interpreter with google-cloud-bigquery(-storage), pyarrow and pandas.
     #[arg(long, default_value = ".venv/bin/python")]
     python: PathBuf,
@@ -183,14 +194,18 @@ fn run(mut args: Args) -> Result<(), String> {
                 .emulator_bin
                 .clone()
                 .unwrap_or_else(|| bin_dir.join("bigq-emulator"));
-            let emu = Emulator::start(&bin)?;
+            let emu = Emulator::start(&bin, &args.emulator_host, args.emulator_netns.as_deref())?;
             env.push(("BENCH_PROJECT".into(), "bench-project".into()));
             env.push(("BENCH_REST".into(), emu.rest.clone()));
             if let Some(g) = &emu.grpc {
                 env.push(("BENCH_GRPC".into(), g.clone()));
             }
             server_name = format!(
-                "bigq-emulator on loopback ({}{})",
+                "bigq-emulator {} ({}{})",
+                match &args.emulator_netns {
+                    Some(ns) => format!("in network namespace {ns}"),
+                    None => "on loopback".to_string(),
+                },
                 emu.rest,
                 emu.grpc
                     .as_ref()
@@ -391,6 +406,11 @@ fn run_once(
         "bigquery-rs" => rust("contender-bigquery-rs", &[]),
         "bigquery-rs-job" => rust("contender-bigquery-rs", &["--job"]),
         "gcbq" => rust("contender-gcbq", &[]),
+        // bigq with table reads capped at N streams, to set stream counts side by side.
+        c if c.starts_with("bigq-streams-") => rust(
+            "contender-bigq",
+            &["--streams", &c["bigq-streams-".len()..]],
+        ),
         "python" => {
             let mut c = Command::new(&args.python);
             c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/contender.py"));
@@ -412,14 +432,14 @@ fn run_once(
     } else {
         wait_quiet(args.max_load, Duration::from_secs(args.quiet_timeout))
     };
-    let lo_before = loopback_rx_bytes();
+    let lo_before = rx_bytes(&args.iface);
     let started = Instant::now();
     let child = cmd
         .spawn()
         .map_err(|e| format!("starting {contender}: {e}"))?;
     let (output, busy) = watch(child)?;
     let process_s = started.elapsed().as_secs_f64();
-    let loopback_bytes = loopback_rx_bytes().saturating_sub(lo_before);
+    let loopback_bytes = rx_bytes(&args.iface).saturating_sub(lo_before);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout
         .lines()
@@ -549,12 +569,14 @@ fn wait_quiet(max_load: f64, timeout: Duration) -> MachineState {
     }
 }
 
-fn loopback_rx_bytes() -> u64 {
+/// Bytes received so far on `iface` (as this process's network namespace sees it).
+fn rx_bytes(iface: &str) -> u64 {
+    let prefix = format!("{iface}:");
     std::fs::read_to_string("/proc/net/dev")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.trim_start().strip_prefix("lo:"))
+                .find_map(|l| l.trim_start().strip_prefix(prefix.as_str()))
                 .and_then(|rest| rest.split_whitespace().next().and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
@@ -569,7 +591,7 @@ async fn client(env: &[(String, String)]) -> Result<bigq::Client, String> {
     b.build().await.map_err(|e| e.to_string())
 }
 
-/// bigq-emulator as a child process on free loopback ports.
+/// bigq-emulator as a child process on free ports (of loopback, or of a namespace's link).
 struct Emulator {
     child: Child,
     rest: String,
@@ -577,7 +599,7 @@ struct Emulator {
 }
 
 impl Emulator {
-    fn start(bin: &Path) -> Result<Emulator, String> {
+    fn start(bin: &Path, host: &str, netns: Option<&str>) -> Result<Emulator, String> {
         let help = Command::new(bin).arg("--help").output().map_err(|e| {
             format!(
                 "{}: {e} (build it: cargo build --release -p bigq-emulator)",
@@ -585,15 +607,16 @@ impl Emulator {
             )
         })?;
         let has_grpc = String::from_utf8_lossy(&help.stdout).contains("--grpc-port");
-        let mut cmd = Command::new(bin);
-        cmd.args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--project",
-            "bench-project",
-        ]);
+        // `ip netns exec` execs the binary in place, so the child is the emulator itself.
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        cmd.args(["--host", host, "--port", "0", "--project", "bench-project"]);
         if has_grpc {
             cmd.args(["--grpc-port", "0"]);
         }

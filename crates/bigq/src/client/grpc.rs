@@ -352,9 +352,13 @@ pub(crate) fn is_resumable(status: &Status) -> bool {
             m.contains("RST_STREAM") || m.contains("stream reset") || m.contains("GOAWAY")
         }
         Code::Unknown => {
-            // A connection broken mid-body surfaces as UNKNOWN with the h2 error as text.
+            // A connection broken mid-body surfaces as UNKNOWN with the h2 error as text;
+            // one that broke before the call could start (closed or reset under a channel
+            // that had not noticed yet) as UNKNOWN "transport error".
             let m = status.message();
-            m.contains("connection reset") || m.contains("error reading a body")
+            m.contains("connection reset")
+                || m.contains("error reading a body")
+                || m.contains("transport error")
         }
         _ => false,
     }
@@ -520,6 +524,8 @@ mod tests {
             "Received RST_STREAM with error code 2"
         )));
         assert!(!is_resumable(&Status::internal("bad things")));
+        assert!(is_resumable(&Status::unknown("transport error")));
+        assert!(!is_resumable(&Status::unknown("bad things")));
         assert!(!is_resumable(&Status::invalid_argument("x")));
         assert!(!is_resumable(&Status::not_found("x")));
     }

@@ -53,10 +53,18 @@ impl RowsSource for GrpcRows {
                 offset,
                 ..Default::default()
             };
+            // A token endpoint that fails transiently is a failure to retry, as Google's
+            // clients treat it; credentials that cannot be had at all end the read.
             let request = storage
                 .request(request, "read_stream", &stream)
                 .await
-                .map_err(|e| Status::unauthenticated(e.to_string()))?;
+                .map_err(|e| {
+                    if e.is_retryable() {
+                        Status::unavailable(e.to_string())
+                    } else {
+                        Status::unauthenticated(e.to_string())
+                    }
+                })?;
             let mut rpc = ready_client(channel).await?;
             let path = http::uri::PathAndQuery::from_static(
                 "/google.cloud.bigquery.storage.v1.BigQueryRead/ReadRows",
@@ -126,6 +134,10 @@ pub(crate) async fn read_stream<S: BatchSink>(
 ) {
     let mut offset: u64 = 0;
     let mut attempts = Attempts::new(&policy);
+    // Like a REST 401, an UNAUTHENTICATED answer is tried once more with the credentials'
+    // headers fetched again: a token can expire between being fetched and being checked,
+    // as it does when a long read reopens a stream.
+    let mut reauthenticated = false;
     loop {
         let opened = attempts.within(Duration::ZERO, "ReadRows", async {
             source
@@ -160,6 +172,7 @@ pub(crate) async fn read_stream<S: BatchSink>(
                             Ok(Some((item, rows))) => {
                                 offset += rows;
                                 attempts.reset();
+                                reauthenticated = false;
                                 item
                             }
                             Ok(None) => continue,
@@ -175,6 +188,11 @@ pub(crate) async fn read_stream<S: BatchSink>(
                 }
             },
         };
+        if failure.error.status() == Some(401) && !reauthenticated {
+            reauthenticated = true;
+            tracing::debug!(stream, offset, error = %failure.error, "UNAUTHENTICATED: reopening ReadRows with fresh credentials");
+            continue;
+        }
         let Some(wait) = attempts.retry(&failure.error, failure.retryable) else {
             let _ = tx.send(Err(attempts.give_up(failure.error))).await;
             return;

@@ -3,6 +3,7 @@
 
 // Shared set-up.
 mod common;
+mod netbed;
 mod read_scenarios;
 mod scenarios;
 
@@ -12,6 +13,7 @@ mod deadlines;
 mod emulator;
 mod emulator_storage_read;
 mod emulator_storage_write;
+mod faults;
 mod live;
 mod mock_rest;
 mod storage_read;
