@@ -15,7 +15,7 @@ if ! command -v cargo-fuzz >/dev/null; then
 fi
 
 corpus="$repo/fuzz/corpus"
-mkdir -p "$corpus/rest_rows" "$corpus/ipc_read" "$corpus/arrow_serde"
+mkdir -p "$corpus/rest_rows" "$corpus/ipc_read" "$corpus/arrow_serde" "$corpus/proto_rows" "$corpus/struct_rows"
 if [[ -d "$recordings" ]]; then
   # Each recorded JSON response is a seed, named by its content's hash.
   while IFS= read -r -d '' f; do
@@ -25,7 +25,7 @@ else
   echo "note: $recordings is absent: the REST decoder starts from an empty corpus"
 fi
 
-for target in rest_rows ipc_read arrow_serde; do
+for target in rest_rows ipc_read arrow_serde proto_rows struct_rows; do
   echo "fuzzing $target for ${seconds}s"
   cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$corpus/$target" -- \
     -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 2>&1 |
