@@ -32,14 +32,14 @@ pub struct WriteGuard<'a> {
     before: Option<State>,
     committed: bool,
     /// The gate of the work making the changes, asked at the commit.
-    gate: Option<Arc<dyn super::CommitGate>>,
+    gate: Option<Arc<dyn super::gate::CommitGate>>,
 }
 
 impl WriteGuard<'_> {
     /// Writes the changes to the data directory (with one), synced to the disk; when they
     /// cannot be written they are undone and the error says why.
     ///
-    /// Under a [`CommitGate`](super::CommitGate) (a query job), the gate decides first:
+    /// Under a [`CommitGate`](super::gate::CommitGate) (a query job), the gate decides first:
     /// when it refuses (the job was cancelled or timed out) the changes are undone and its
     /// error returned.
     pub fn commit(mut self) -> BqResult<()> {

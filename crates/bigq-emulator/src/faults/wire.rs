@@ -16,7 +16,7 @@ use gcloud_sdk::prost_types::{Any, Duration as ProtoDuration};
 use serde_json::{Value, json};
 use tonic::{Code, Status};
 
-use super::{FaultError, FaultSpec, Faults};
+use super::armed::{FaultError, FaultSpec, Faults};
 use crate::error::BqError;
 
 /// How long a client is told to wait before retrying a call an error rate failed.

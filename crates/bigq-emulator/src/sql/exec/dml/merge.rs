@@ -18,7 +18,7 @@ use datafusion::common::Result;
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::PhysicalExpr;
 
-use super::target::{Staged, pick_rows};
+use super::staged::{Staged, pick_rows};
 use crate::error::BqError;
 use crate::sql::exec::output::DmlStats;
 

@@ -7,6 +7,7 @@
 //! then commits them to the catalog once.
 
 mod merge;
+mod staged;
 mod target;
 
 use std::sync::Arc;

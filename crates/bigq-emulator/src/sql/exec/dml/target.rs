@@ -8,8 +8,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt64Array};
-use datafusion::arrow::compute::{concat_batches, filter_record_batch, interleave};
+use datafusion::arrow::array::{AsArray, UInt64Array};
+use datafusion::arrow::compute::{concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{MemTable, Session};
@@ -25,6 +25,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr};
 
 use super::merge::{self, MergePlan};
+use super::staged::{Staged, pick_rows};
 use crate::catalog::Table;
 use crate::error::BqError;
 use crate::sql::exec::output::{DmlStats, conform};
@@ -32,13 +33,6 @@ use crate::sql::exec::output::{DmlStats, conform};
 /// The column carrying each target row's position in the table, for UPDATE and DELETE. The
 /// `__ROOT__` prefix is one BigQuery reserves, so no table column can have this name.
 pub(super) const ROW_ID: &str = "__ROOT__bigq_row";
-
-/// What a statement leaves the table as, before it commits.
-#[derive(Debug, Default)]
-pub(super) struct Staged {
-    pub batches: Vec<RecordBatch>,
-    pub stats: DmlStats,
-}
 
 type Slot = Arc<Mutex<Option<Staged>>>;
 
@@ -394,22 +388,4 @@ fn row_ids(b: &RecordBatch) -> Result<&datafusion::arrow::array::PrimitiveArray<
         .index_of(ROW_ID)
         .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?;
     Ok(b.column(i).as_primitive::<UInt64Type>())
-}
-
-/// One batch of `schema` whose row `k` is row `picks[k].1` of batch `sources[picks[k].0]`.
-pub(super) fn pick_rows(
-    schema: &SchemaRef,
-    sources: &[&RecordBatch],
-    picks: &[(usize, usize)],
-) -> Result<RecordBatch> {
-    let cols = (0..schema.fields().len())
-        .map(|c| {
-            let arrays = sources
-                .iter()
-                .map(|b| b.column(c).as_ref())
-                .collect::<Vec<&dyn Array>>();
-            Ok(interleave(&arrays, picks)?)
-        })
-        .collect::<Result<Vec<ArrayRef>>>()?;
-    Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
