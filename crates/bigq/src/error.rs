@@ -144,6 +144,12 @@ impl Error {
         e
     }
 
+    /// Names the deadline that ended the call (a timeout reqwest reported).
+    pub(crate) fn with_deadline(mut self, deadline: Deadline) -> Self {
+        self.0.deadline = Some(deadline);
+        self
+    }
+
     pub(crate) fn with_source(
         mut self,
         source: impl std::error::Error + Send + Sync + 'static,

@@ -153,7 +153,19 @@ pub(crate) fn transport_error(e: reqwest::Error) -> Error {
     } else {
         "the request failed"
     };
-    Error::new(kind, what).with_source(SourceText(e.without_url().to_string()))
+    // reqwest's own timeouts are the connect timeout (part of an attempt) and the read
+    // timeout, which the client sets to the policy's idle timeout: name which one passed.
+    let deadline = match (e.is_timeout(), e.is_connect()) {
+        (false, _) => None,
+        (true, true) => Some(crate::Deadline::Attempt),
+        (true, false) => Some(crate::Deadline::Idle),
+    };
+    let mut error = match deadline {
+        Some(d) => Error::new(kind, format!("{what}: {d} passed")).with_deadline(d),
+        None => Error::new(kind, what),
+    };
+    error = error.with_source(SourceText(e.without_url().to_string()));
+    error
 }
 
 /// The REST side of a client: the HTTP connection pool, the `{root}/bigquery/v2` base URL,
