@@ -20,6 +20,9 @@ use crate::rest::ReadTimeouts;
 use crate::state::AppState;
 use crate::{grpc, jobs, rest, sql};
 
+/// The default of [`EmulatorBuilder::with_job_timeout_floor`].
+const DEFAULT_JOB_TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
+
 /// Configures and starts an [`Emulator`].
 #[derive(Clone, Debug)]
 pub struct EmulatorBuilder {
@@ -28,6 +31,7 @@ pub struct EmulatorBuilder {
     grpc_port: u16,
     project: String,
     query_delay: Duration,
+    job_timeout_floor: Duration,
     data_dir: Option<PathBuf>,
     faults: FaultSpec,
     read_timeouts: ReadTimeouts,
@@ -43,6 +47,7 @@ impl Default for EmulatorBuilder {
             grpc_port: 0,
             project: "test-project".to_string(),
             query_delay: Duration::ZERO,
+            job_timeout_floor: DEFAULT_JOB_TIMEOUT_FLOOR,
             data_dir: None,
             faults: FaultSpec::default(),
             read_timeouts: ReadTimeouts::default(),
@@ -83,6 +88,17 @@ impl EmulatorBuilder {
     /// `jobComplete: false` and polling.
     pub fn with_query_delay(mut self, delay: Duration) -> Self {
         self.query_delay = delay;
+        self
+    }
+
+    /// How long a job runs before its `jobTimeoutMs` may stop it: 10 s unless set. BigQuery
+    /// documents the timeout as best effort ("a job that takes more than 60 seconds to
+    /// complete has a better chance of being stopped than a job that takes 10 seconds"), and
+    /// a job of 3.5 s with a 1 ms timeout is recorded completing; so a job stops at the later
+    /// of its timeout and this floor, reported as having timed out after its timeout. Tests
+    /// of timeouts set it to zero.
+    pub fn with_job_timeout_floor(mut self, floor: Duration) -> Self {
+        self.job_timeout_floor = floor;
         self
     }
 
@@ -145,6 +161,7 @@ impl EmulatorBuilder {
             catalog: catalog.clone(),
             jobs: jobs::JobStore::default(),
             query_delay: self.query_delay,
+            job_timeout_floor: self.job_timeout_floor,
             base_url: base_url.clone(),
             sessions: Default::default(),
             insert_ids: Default::default(),

@@ -23,6 +23,9 @@ pub struct AppState {
     pub jobs: JobStore,
     /// An artificial delay before each query job runs, to let tests exercise polling.
     pub query_delay: Duration,
+    /// How long a job runs before its `jobTimeoutMs` can stop it (see
+    /// [`EmulatorBuilder::with_job_timeout_floor`](crate::EmulatorBuilder::with_job_timeout_floor)).
+    pub job_timeout_floor: Duration,
     /// The base URL, for `selfLink`s.
     pub base_url: String,
     /// Sessions (`createSession`), by id: where their temporary tables live.

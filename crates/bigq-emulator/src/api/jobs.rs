@@ -363,8 +363,9 @@ fn spawn(
     });
     if let Some(limit) = job_timeout {
         let job = job.clone();
+        let stop_at = limit.max(s.job_timeout_floor);
         tokio::spawn(async move {
-            if !job.wait(limit).await {
+            if !job.wait(stop_at).await {
                 job.stop(timed_out(limit));
             }
         });

@@ -20,6 +20,7 @@ async fn slow_emulator(delay_ms: u64) -> Emulator {
     Emulator::builder()
         .with_project("p")
         .with_query_delay(Duration::from_millis(delay_ms))
+        .with_job_timeout_floor(Duration::ZERO)
         .start()
         .await
         .expect("start")
