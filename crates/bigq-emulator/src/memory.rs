@@ -24,8 +24,8 @@ pub struct Expiry {
     pub request_ids: Duration,
     /// A read stream read to its end.
     pub read_done: Duration,
-    /// A read stream nobody reads (BigQuery keeps a session 6 hours; the emulator frees an
-    /// idle one sooner).
+    /// A read stream nobody reads (BigQuery keeps a read session for six hours; the emulator
+    /// frees an idle one sooner).
     pub read_idle: Duration,
     /// A write stream once finalized or committed.
     pub write_done: Duration,
