@@ -1,8 +1,11 @@
-//! Building sqlparser expressions: literals, casts, operations and calls, and reading a
-//! call's name and arguments.
+//! Building sqlparser expressions: literals, casts, operations and calls, reading a call's
+//! name and arguments, and the questions rewrites ask of a query's shape.
+
+use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    self, BinaryOperator, CastKind, Expr, Ident, ObjectName, ObjectNamePart, Value,
+    self, BinaryOperator, CastKind, Expr, Ident, ObjectName, ObjectNamePart, Query, Value, Visit,
+    Visitor,
 };
 
 /// A string literal.
@@ -78,4 +81,51 @@ pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
         over: None,
         within_group: Vec::new(),
     })
+}
+
+/// `q`'s SELECT when `q` is one SELECT with no WITH, DISTINCT, GROUP BY, HAVING, QUALIFY,
+/// named window, LIMIT or FETCH (its ORDER BY is the caller's to judge): a query whose rows
+/// are its FROM's, filtered and projected.
+pub(crate) fn plain_select(q: &Query) -> Option<&ast::Select> {
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let plain = q.with.is_none()
+        && q.limit_clause.is_none()
+        && q.fetch.is_none()
+        && s.distinct.is_none()
+        && s.having.is_none()
+        && s.qualify.is_none()
+        && s.named_window.is_empty()
+        && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
+    plain.then_some(&**s)
+}
+
+/// Whether `node` calls a function for which `matches` holds, outside the queries nested in it.
+pub(crate) fn calls_outside_subqueries<V: Visit>(
+    node: &V,
+    matches: impl Fn(&ast::Function) -> bool,
+) -> bool {
+    struct Calls<F> {
+        depth: usize,
+        matches: F,
+    }
+    impl<F: Fn(&ast::Function) -> bool> Visitor for Calls<F> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f) if self.depth == 0 && (self.matches)(f) => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    node.visit(&mut Calls { depth: 0, matches }).is_break()
 }

@@ -25,7 +25,7 @@ use datafusion::sql::sqlparser::ast::{self, Expr};
 
 use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
-use crate::sql::ast::{call, cast, function_args, string};
+use crate::sql::ast::{call, cast, function_args, plain_select, string};
 use crate::sql::parse::parse;
 
 /// The name the rewrite gives `GENERATE_ARRAY`.
@@ -110,23 +110,15 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
 /// SELECT list, in its ORDER BY's order: a correlated subquery stays one DataFusion
 /// decorrelates.
 fn aggregated_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
-    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+    let Some(s) = plain_select(q) else {
         return Ok(None);
     };
-    let plain = q.with.is_none()
-        && q.limit_clause.is_none()
-        && q.fetch.is_none()
-        && s.distinct.is_none()
-        && s.having.is_none()
-        && s.qualify.is_none()
-        && s.named_window.is_empty()
-        && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
     let value = match s.projection.as_slice() {
         [ast::SelectItem::UnnamedExpr(e)] | [ast::SelectItem::ExprWithAlias { expr: e, .. }] => e,
         _ => return Ok(None),
     };
     let sql = format!("{value}");
-    if !plain || sql.contains('(') {
+    if sql.contains('(') {
         return Ok(None);
     }
     let keys = match ordered(q) {

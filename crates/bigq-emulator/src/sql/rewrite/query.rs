@@ -29,23 +29,22 @@ pub fn rewrite_query(
     // Named before the rewrite, while a column is still the name the query wrote (a script
     // variable's value replaces its name below).
     result_names::name_result_columns(q, cx);
-    let mut r = Rewriter {
-        catalog,
-        cx,
-        params,
-        ctes: HashSet::new(),
-        positional: 0,
-    };
-    match q.visit(&mut r) {
-        ControlFlow::Continue(()) => Ok(()),
-        ControlFlow::Break(e) => Err(e),
-    }
+    rewrite(q, catalog, cx, params)
 }
 
 /// Rewrites a data manipulation statement in place, as [`rewrite_query`] rewrites a query:
 /// the tables it names, its expressions and the queries inside it.
 pub fn rewrite_statement(
     stmt: &mut ast::Statement,
+    catalog: &Catalog,
+    cx: &NameContext,
+    params: &Params,
+) -> BqResult<()> {
+    rewrite(stmt, catalog, cx, params)
+}
+
+fn rewrite(
+    node: &mut impl VisitMut,
     catalog: &Catalog,
     cx: &NameContext,
     params: &Params,
@@ -57,7 +56,7 @@ pub fn rewrite_statement(
         ctes: HashSet::new(),
         positional: 0,
     };
-    match stmt.visit(&mut r) {
+    match node.visit(&mut r) {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(e) => Err(e),
     }

@@ -4,9 +4,10 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::ast::{self, Expr, Query, SetExpr, TableFactor, Visit, Visitor};
+use datafusion::sql::sqlparser::ast::{self, Query, SetExpr, TableFactor, Visit, Visitor};
 
 use crate::error::{BqError, BqResult};
+use crate::sql::ast::calls_outside_subqueries;
 
 /// BigQuery's aggregate functions, by upper-case name.
 const AGGREGATES: &[&str] = &[
@@ -108,30 +109,7 @@ fn reads(s: &ast::Select, name: &str) -> bool {
 /// Whether a SELECT list item calls an aggregate (not a window function), outside nested
 /// queries.
 fn has_aggregate(item: &ast::SelectItem) -> bool {
-    struct Aggregates(usize);
-    impl Visitor for Aggregates {
-        type Break = ();
-        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.0 += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.0 -= 1;
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            match e {
-                Expr::Function(f)
-                    if self.0 == 0
-                        && f.over.is_none()
-                        && AGGREGATES
-                            .contains(&f.name.to_string().to_ascii_uppercase().as_str()) =>
-                {
-                    ControlFlow::Break(())
-                }
-                _ => ControlFlow::Continue(()),
-            }
-        }
-    }
-    item.visit(&mut Aggregates(0)).is_break()
+    calls_outside_subqueries(item, |f| {
+        f.over.is_none() && AGGREGATES.contains(&f.name.to_string().to_ascii_uppercase().as_str())
+    })
 }

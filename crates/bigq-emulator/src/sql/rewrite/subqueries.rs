@@ -13,7 +13,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::error::{BqError, BqResult};
-use crate::sql::ast::call;
+use crate::sql::ast::{call, calls_outside_subqueries, plain_select};
 use crate::sql::parse::parse;
 
 /// Rewrites the subquery predicates of `q`'s own SELECTs (not of the queries nested in it)
@@ -161,7 +161,7 @@ fn gathering(gather: Gather, value: Option<&Expr>) -> BqResult<ast::SelectItem> 
 /// list when `q` is a plain SELECT (so that a correlated `q` stays decorrelatable), else over
 /// `q` as a derived table `__in(__v)`.
 fn gathered(q: &Query, gather: Gather) -> BqResult<Expr> {
-    if let Some(plain) = plain_select(q, gather)? {
+    if let Some(plain) = gathered_in_place(q, gather)? {
         return Ok(Expr::Subquery(plain));
     }
     let mut wrapper = query("SELECT 1 FROM (SELECT 1) AS __in")?;
@@ -187,22 +187,10 @@ fn gathered(q: &Query, gather: Gather) -> BqResult<Expr> {
 /// `q` with the gathering as its SELECT list, when `q` is one SELECT with no WITH, DISTINCT,
 /// GROUP BY, HAVING, window, ORDER BY or LIMIT, whose list calls no function (which could
 /// be an aggregate, which the gathering aggregate cannot take).
-fn plain_select(q: &Query, gather: Gather) -> BqResult<Option<Box<Query>>> {
-    let SetExpr::Select(s) = q.body.as_ref() else {
+fn gathered_in_place(q: &Query, gather: Gather) -> BqResult<Option<Box<Query>>> {
+    let Some(s) = plain_select(q).filter(|_| q.order_by.is_none()) else {
         return Ok(None);
     };
-    let plain = q.with.is_none()
-        && q.order_by.is_none()
-        && q.limit_clause.is_none()
-        && q.fetch.is_none()
-        && s.distinct.is_none()
-        && s.having.is_none()
-        && s.qualify.is_none()
-        && s.named_window.is_empty()
-        && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
-    if !plain {
-        return Ok(None);
-    }
     let value = match s.projection.as_slice() {
         [ast::SelectItem::UnnamedExpr(e)] | [ast::SelectItem::ExprWithAlias { expr: e, .. }] => {
             Some(e)
@@ -212,7 +200,7 @@ fn plain_select(q: &Query, gather: Gather) -> BqResult<Option<Box<Query>>> {
     };
     let calls = s.projection.iter().any(|item| match item {
         ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-            has_call(e)
+            calls_outside_subqueries(e, |_| true)
         }
         _ => false,
     });
@@ -224,30 +212,6 @@ fn plain_select(q: &Query, gather: Gather) -> BqResult<Option<Box<Query>>> {
         sel.projection = vec![gathering(gather, value)?];
     }
     Ok(Some(out))
-}
-
-/// Whether an expression calls a function (outside nested queries).
-fn has_call(e: &Expr) -> bool {
-    use ast::{Visit, Visitor};
-    struct Calls(usize);
-    impl Visitor for Calls {
-        type Break = ();
-        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.0 += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.0 -= 1;
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            match e {
-                Expr::Function(_) if self.0 == 0 => ControlFlow::Break(()),
-                _ => ControlFlow::Continue(()),
-            }
-        }
-    }
-    e.visit(&mut Calls(0)).is_break()
 }
 
 fn query(sql: &str) -> BqResult<Box<Query>> {
