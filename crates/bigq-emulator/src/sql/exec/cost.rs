@@ -81,27 +81,20 @@ pub(crate) fn data_size(field: &Field, array: &dyn Array) -> u64 {
     let present = (array.len() - array.null_count()) as u64;
     let tag = field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str);
     match array.data_type() {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let texts: Vec<&str> = match array.data_type() {
-                DataType::Utf8 => array.as_string::<i32>().iter().flatten().collect(),
-                DataType::LargeUtf8 => array.as_string::<i64>().iter().flatten().collect(),
-                _ => array.as_string_view().iter().flatten().collect(),
-            };
-            match tag {
-                Some("google:sqlType:json") => texts.iter().map(|s| s.len() as u64).sum(),
-                Some("google:sqlType:geography") => {
-                    texts.iter().map(|s| 16 + 24 * vertices(s)).sum()
-                }
-                _ => texts.iter().map(|s| 2 + s.len() as u64).sum(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => match tag {
+            Some("google:sqlType:json") => text_bytes(array),
+            Some("google:sqlType:geography") => {
+                texts(array).flatten().map(|s| 16 + 24 * vertices(s)).sum()
             }
-        }
+            _ => 2 * present + text_bytes(array),
+        },
         DataType::Binary => {
             let a = array.as_binary::<i32>();
-            a.iter().flatten().map(|b| 2 + b.len() as u64).sum()
+            2 * present + a.iter().flatten().map(|b| b.len() as u64).sum::<u64>()
         }
         DataType::LargeBinary => {
             let a = array.as_binary::<i64>();
-            a.iter().flatten().map(|b| 2 + b.len() as u64).sum()
+            2 * present + a.iter().flatten().map(|b| b.len() as u64).sum::<u64>()
         }
         DataType::Boolean => present,
         DataType::Decimal128(..) | DataType::Interval(_) => 16 * present,
@@ -138,10 +131,44 @@ pub(crate) fn data_size(field: &Field, array: &dyn Array) -> u64 {
 }
 
 fn list_size<O: OffsetSizeTrait>(item: &Field, list: &GenericListArray<O>) -> u64 {
+    if list.null_count() == 0 {
+        // Every row's elements, in one slice of the values.
+        let offsets = list.value_offsets();
+        let (first, last) = (offsets[0].as_usize(), offsets[list.len()].as_usize());
+        return data_size(item, list.values().slice(first, last - first).as_ref());
+    }
     (0..list.len())
         .filter(|&i| list.is_valid(i))
         .map(|i| data_size(item, list.value(i).as_ref()))
         .sum()
+}
+
+/// The non-NULL values of a string array, whichever of Arrow's three string layouts it has.
+fn texts(array: &dyn Array) -> Box<dyn Iterator<Item = Option<&str>> + '_> {
+    match array.data_type() {
+        DataType::Utf8 => Box::new(array.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => Box::new(array.as_string::<i64>().iter()),
+        _ => Box::new(array.as_string_view().iter()),
+    }
+}
+
+/// The UTF-8 bytes of the non-NULL values of a string array: from the offsets when no value
+/// is NULL, else value by value.
+fn text_bytes(array: &dyn Array) -> u64 {
+    if array.null_count() == 0 {
+        match array.data_type() {
+            DataType::Utf8 => {
+                let o = array.as_string::<i32>().value_offsets();
+                return (o[o.len() - 1] - o[0]) as u64;
+            }
+            DataType::LargeUtf8 => {
+                let o = array.as_string::<i64>().value_offsets();
+                return (o[o.len() - 1] - o[0]) as u64;
+            }
+            _ => {}
+        }
+    }
+    texts(array).flatten().map(|s| s.len() as u64).sum()
 }
 
 /// The vertices of a geography in WKT: its coordinate pairs.
@@ -180,6 +207,10 @@ mod tests {
         assert_eq!(size(Field::new("b", DataType::Boolean, true), bools), 2);
         let text: ArrayRef = Arc::new(StringArray::from(vec![Some("abc"), None, Some("é")]));
         assert_eq!(size(Field::new("s", DataType::Utf8, true), text), 5 + 4);
+        // With no NULL the lengths come from the offsets, of a slice too.
+        let text = StringArray::from(vec!["zz", "abc", "é"]);
+        let text: ArrayRef = Arc::new(text.slice(1, 2));
+        assert_eq!(size(Field::new("s", DataType::Utf8, true), text), 5 + 4);
     }
 
     #[test]
@@ -210,6 +241,14 @@ mod tests {
         ]);
         let f = Field::new("a", list.data_type().clone(), true);
         assert_eq!(size(f, Arc::new(list)), 16);
+        // With no NULL row the elements are sized in one slice.
+        let list = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(9)]),
+            Some(vec![Some(1), None]),
+            Some(vec![Some(2)]),
+        ]);
+        let f = Field::new("a", list.data_type().clone(), true);
+        assert_eq!(size(f, Arc::new(list.slice(1, 2))), 16);
         let s = StructArray::from(vec![
             (
                 Arc::new(Field::new("x", DataType::Int64, true)),
