@@ -4,7 +4,7 @@
 //! in all (the oldest forgotten first), so it stays bounded whatever clients send.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long an id is remembered: BigQuery's documented minimum.
@@ -12,9 +12,6 @@ pub const WINDOW: Duration = Duration::from_secs(60);
 
 /// The most ids remembered at once (about 100 bytes each).
 pub const CAPACITY: usize = 1 << 20;
-
-/// (table, insertId).
-type Key = (String, String);
 
 /// The ids of rows written recently, per table.
 #[derive(Debug, Default)]
@@ -24,21 +21,47 @@ pub struct InsertIds {
 
 #[derive(Debug, Default)]
 struct Index {
-    seen: HashMap<Key, Instant>,
-    /// In the order they were written, to forget the oldest first.
-    order: VecDeque<(Instant, Key)>,
+    /// Table, then insertId: when it was written. Looked up by `&str`, with no allocation.
+    seen: HashMap<Arc<str>, HashMap<Arc<str>, Instant>>,
+    /// (when, table, insertId) in the order they were written, to forget the oldest first.
+    order: VecDeque<(Instant, Arc<str>, Arc<str>)>,
 }
 
 impl Index {
+    fn remember(&mut self, table: &Arc<str>, id: &str, at: Instant) {
+        let id: Arc<str> = id.into();
+        self.seen
+            .entry(table.clone())
+            .or_default()
+            .insert(id.clone(), at);
+        self.order.push_back((at, table.clone(), id));
+    }
+
+    fn has(&self, table: &str, id: &str) -> bool {
+        self.seen.get(table).is_some_and(|ids| ids.contains_key(id))
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.seen.values().map(HashMap::len).sum()
+    }
+
     fn expire(&mut self, now: Instant, window: Duration, capacity: usize) {
-        while let Some((at, _)) = self.order.front() {
+        while let Some((at, _, _)) = self.order.front() {
             if now.duration_since(*at) < window && self.order.len() <= capacity {
                 break;
             }
-            if let Some((at, key)) = self.order.pop_front()
-                && self.seen.get(&key) == Some(&at)
-            {
-                self.seen.remove(&key);
+            let Some((at, table, id)) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(ids) = self.seen.get_mut(&table) {
+                // Only if not written again since.
+                if ids.get(&id) == Some(&at) {
+                    ids.remove(&id);
+                }
+                if ids.is_empty() {
+                    self.seen.remove(&table);
+                }
             }
         }
     }
@@ -49,7 +72,7 @@ impl Index {
 /// cannot both write it.
 pub struct Batch<'a> {
     index: MutexGuard<'a, Index>,
-    table: String,
+    table: Arc<str>,
     now: Instant,
 }
 
@@ -61,7 +84,7 @@ impl InsertIds {
         index.expire(now, WINDOW, CAPACITY);
         Batch {
             index,
-            table: table.to_string(),
+            table: table.into(),
             now,
         }
     }
@@ -75,13 +98,7 @@ impl Batch<'_> {
         ids.iter()
             .map(|id| match id {
                 None => true,
-                Some(id) => {
-                    here.insert(*id)
-                        && !self
-                            .index
-                            .seen
-                            .contains_key(&(self.table.clone(), id.to_string()))
-                }
+                Some(id) => here.insert(*id) && !self.index.has(&self.table, id),
             })
             .collect()
     }
@@ -89,9 +106,7 @@ impl Batch<'_> {
     /// Records `ids` as written (call once the rows are committed).
     pub fn record<'i>(mut self, ids: impl IntoIterator<Item = &'i str>) {
         for id in ids {
-            let key = (self.table.clone(), id.to_string());
-            self.index.seen.insert(key.clone(), self.now);
-            self.index.order.push_back((self.now, key));
+            self.index.remember(&self.table, id, self.now);
         }
         let now = self.now;
         self.index.expire(now, WINDOW, CAPACITY);
@@ -119,17 +134,12 @@ mod tests {
         let t0 = Instant::now();
         for (i, k) in ["x", "y", "z"].iter().enumerate() {
             let at = t0 + Duration::from_millis(i as u64);
-            index.seen.insert(("t".into(), k.to_string()), at);
-            index.order.push_back((at, ("t".into(), k.to_string())));
+            index.remember(&"t".into(), k, at);
         }
         index.expire(t0 + Duration::from_millis(2), WINDOW, 2);
-        assert!(!index.seen.contains_key(&("t".into(), "x".into())));
-        assert_eq!(index.seen.len(), 2);
+        assert!(!index.has("t", "x"));
+        assert_eq!(index.len(), 2);
         index.expire(t0 + WINDOW + Duration::from_millis(1), WINDOW, 2);
-        assert_eq!(
-            index.seen.len(),
-            1,
-            "y aged out, z is younger than the window"
-        );
+        assert_eq!(index.len(), 1, "y aged out, z is younger than the window");
     }
 }
