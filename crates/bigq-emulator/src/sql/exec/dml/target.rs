@@ -19,7 +19,6 @@ use datafusion::datasource::sink::{DataSink, DataSinkExec};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, MergeIntoAction, MergeIntoClause, MergeIntoClauseKind};
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr};
@@ -122,18 +121,6 @@ impl TableProvider for DmlTarget {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         self.rows.scan(state, projection, filters, limit).await
-    }
-
-    async fn insert_into(
-        &self,
-        _state: &dyn Session,
-        input: Arc<dyn ExecutionPlan>,
-        insert_op: InsertOp,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        if insert_op != InsertOp::Append {
-            return Err(unsupported(format!("INSERT {insert_op}")));
-        }
-        Ok(self.sink(input, SinkKind::Insert))
     }
 
     async fn delete_from(
@@ -260,7 +247,6 @@ fn bq(e: BqError) -> DataFusionError {
 
 #[derive(Debug)]
 enum SinkKind {
-    Insert,
     Delete,
     Update,
     Truncate,
@@ -294,25 +280,12 @@ impl DataSink for DmlSink {
         _context: &Arc<TaskContext>,
     ) -> Result<u64> {
         let input = datafusion::physical_plan::common::collect(data).await?;
-        let current = concat_batches(&self.table.arrow_schema, &self.table.batches)?;
+        let table = &self.table;
         let staged = match &self.kind {
-            SinkKind::Insert => {
-                let rows = conform(&input, &self.table.arrow_schema).map_err(bq)?;
-                let inserted = rows.iter().map(|b| b.num_rows() as i64).sum();
-                let mut batches = self.table.batches.clone();
-                batches.extend(rows);
-                Staged {
-                    batches,
-                    stats: DmlStats {
-                        inserted,
-                        ..Default::default()
-                    },
-                }
-            }
             SinkKind::Truncate => Staged {
                 batches: Vec::new(),
                 stats: DmlStats {
-                    deleted: current.num_rows() as i64,
+                    deleted: table.num_rows() as i64,
                     ..Default::default()
                 },
             },
@@ -321,11 +294,22 @@ impl DataSink for DmlSink {
                 for b in &input {
                     gone.extend(row_ids(b)?.values().iter().copied());
                 }
-                let keep = (0..current.num_rows() as u64)
-                    .map(|i| Some(!gone.contains(&i)))
-                    .collect();
+                // Each batch filtered where it is: row ids count the table's rows in order.
+                let mut batches = Vec::with_capacity(table.batches.len());
+                let mut first = 0u64;
+                for b in &table.batches {
+                    let n = b.num_rows() as u64;
+                    let keep = (first..first + n)
+                        .map(|i| Some(!gone.contains(&i)))
+                        .collect();
+                    first += n;
+                    let kept = filter_record_batch(b, &keep)?;
+                    if kept.num_rows() > 0 {
+                        batches.push(kept);
+                    }
+                }
                 Staged {
-                    batches: vec![filter_record_batch(&current, &keep)?],
+                    batches,
                     stats: DmlStats {
                         deleted: gone.len() as i64,
                         ..Default::default()
@@ -333,7 +317,7 @@ impl DataSink for DmlSink {
                 }
             }
             SinkKind::Update => {
-                let width = self.table.arrow_schema.fields().len();
+                let width = table.arrow_schema.fields().len();
                 let mut new_rows = Vec::with_capacity(input.len());
                 let mut by_id = HashMap::new();
                 for b in &input {
@@ -345,18 +329,24 @@ impl DataSink for DmlSink {
                     }
                     new_rows.push(b.project(&(0..width).collect::<Vec<_>>())?);
                 }
-                let new_rows = conform(&new_rows, &self.table.arrow_schema).map_err(bq)?;
+                let new_rows = conform(&new_rows, &table.arrow_schema).map_err(bq)?;
                 let updated = by_id.len() as i64;
-                let picks = (0..current.num_rows() as u64)
-                    .map(|i| match by_id.get(&i) {
-                        Some(&(b, r)) => (b + 1, r),
-                        None => (0, i as usize),
-                    })
-                    .collect::<Vec<_>>();
-                let mut sources = vec![&current];
-                sources.extend(input_refs(&new_rows));
+                // The table's batches, then the new rows: each row taken from where it is.
+                let old = table.batches.len();
+                let mut picks = Vec::with_capacity(table.num_rows());
+                let mut id = 0u64;
+                for (bi, b) in table.batches.iter().enumerate() {
+                    for r in 0..b.num_rows() {
+                        picks.push(match by_id.get(&id) {
+                            Some(&(nb, nr)) => (old + nb, nr),
+                            None => (bi, r),
+                        });
+                        id += 1;
+                    }
+                }
+                let sources = table.batches.iter().chain(&new_rows).collect::<Vec<_>>();
                 Staged {
-                    batches: vec![pick_rows(&self.table.arrow_schema, &sources, &picks)?],
+                    batches: vec![pick_rows(&table.arrow_schema, &sources, &picks)?],
                     stats: DmlStats {
                         updated,
                         ..Default::default()
@@ -364,8 +354,9 @@ impl DataSink for DmlSink {
                 }
             }
             SinkKind::Merge(plan) => {
+                let current = concat_batches(&table.arrow_schema, &table.batches)?;
                 let source = concat_batches(&self.schema, &input)?;
-                merge::run(plan, &self.table.arrow_schema, &current, &source)?
+                merge::run(plan, &table.arrow_schema, &current, &source)?
             }
         };
         let affected = staged.stats.affected() as u64;
@@ -376,10 +367,6 @@ impl DataSink for DmlSink {
             Some(staged);
         Ok(affected)
     }
-}
-
-fn input_refs(batches: &[RecordBatch]) -> Vec<&RecordBatch> {
-    batches.iter().collect()
 }
 
 fn row_ids(b: &RecordBatch) -> Result<&datafusion::arrow::array::PrimitiveArray<UInt64Type>> {
