@@ -88,6 +88,8 @@ fn functions() -> impl Iterator<Item = &'static Function> {
 
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
+pub(crate) use row::bq_type_name;
+pub(crate) use string::{cast_string_udf, casts_to_string};
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {

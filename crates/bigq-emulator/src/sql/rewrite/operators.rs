@@ -6,7 +6,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DfResult, plan_err};
-use datafusion::logical_expr::expr::{Cast, ScalarFunction};
+use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{Expr as DfExpr, ExprSchemable, LogicalPlan, Operator, WriteOp};
@@ -16,6 +16,7 @@ use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 use crate::sql::ast::{binary, call, function_args, function_name, number};
 use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
+use crate::sql::functions::{cast_string_udf, casts_to_string};
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
 /// (DATE + INTERVAL is a DATETIME in BigQuery; DataFusion keeps DATE).
@@ -218,6 +219,27 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             let call = ScalarFunction::new_udf(operator_udf(Op::Neg), vec![*inner]);
             Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
         }
+        // CAST(x AS STRING) writes x as BigQuery does, where Arrow's text differs.
+        DfExpr::Cast(Cast { expr, field })
+            if is_string(field.data_type()) && casts_to_string(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_string_udf(), vec![*expr]);
+            Ok(Transformed::yes(cast_to(
+                DfExpr::ScalarFunction(call),
+                &DataType::Utf8,
+                field.data_type(),
+            )))
+        }
+        DfExpr::TryCast(TryCast { expr, field })
+            if is_string(field.data_type()) && casts_to_string(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_string_udf(), vec![*expr]);
+            Ok(Transformed::yes(cast_to(
+                DfExpr::ScalarFunction(call),
+                &DataType::Utf8,
+                field.data_type(),
+            )))
+        }
         DfExpr::ScalarFunction(mut f) if f.func.name() == safe::SAFE => match f.args.pop() {
             Some(DfExpr::ScalarFunction(inner)) => Ok(Transformed::yes(DfExpr::ScalarFunction(
                 ScalarFunction::new_udf(safe::wrap(inner.func), inner.args),
@@ -230,6 +252,10 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
         },
         e => Ok(Transformed::no(e)),
     }
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
 }
 
 fn cast_to(e: DfExpr, from: &DataType, to: &DataType) -> DfExpr {

@@ -536,7 +536,7 @@ fn bytes_text(b: &[u8], quoted: bool) -> String {
 }
 
 /// A decimal as text, trailing fraction zeros dropped.
-fn decimal_text(text: String, scale: i8) -> String {
+pub(super) fn decimal_text(text: String, scale: i8) -> String {
     let neg = text.starts_with('-');
     let digits = text.trim_start_matches('-');
     let scale = scale.max(0) as usize;
@@ -577,6 +577,28 @@ fn datetime_text(micros: i64) -> Option<String> {
         dt.format("%Y-%m-%d %H:%M:%S"),
         fraction(frac)
     ))
+}
+
+/// An INTERVAL in BigQuery's canonical text, `Y-M D H:M:S[.F]`.
+pub(super) fn interval_text(iv: &datafusion::arrow::datatypes::IntervalMonthDayNano) -> String {
+    let months = iv.months;
+    let sign = if months < 0 { "-" } else { "" };
+    let m = months.unsigned_abs();
+    let nanos = iv.nanoseconds;
+    let tsign = if nanos < 0 { "-" } else { "" };
+    let n = nanos.unsigned_abs();
+    let micros = (n / 1000) % 1_000_000;
+    let secs = n / 1_000_000_000;
+    format!(
+        "{sign}{}-{} {} {tsign}{}:{}:{}{}",
+        m / 12,
+        m % 12,
+        iv.days,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        fraction(micros as i64)
+    )
 }
 
 /// `v` as `%t` (text) or `%T` (a literal) shows it.
@@ -661,26 +683,7 @@ fn render(v: &ScalarValue, json: bool, literal: bool) -> DfResult<String> {
                 lit("DATETIME", text)
             }
         }
-        S::IntervalMonthDayNano(Some(iv)) => {
-            let months = iv.months;
-            let sign = if months < 0 { "-" } else { "" };
-            let m = months.unsigned_abs();
-            let nanos = iv.nanoseconds;
-            let tsign = if nanos < 0 { "-" } else { "" };
-            let n = nanos.unsigned_abs();
-            let micros = (n / 1000) % 1_000_000;
-            let secs = n / 1_000_000_000;
-            format!(
-                "{sign}{}-{} {} {tsign}{}:{}:{}{}",
-                m / 12,
-                m % 12,
-                iv.days,
-                secs / 3600,
-                secs / 60 % 60,
-                secs % 60,
-                fraction(micros as i64)
-            )
-        }
+        S::IntervalMonthDayNano(Some(iv)) => interval_text(iv),
         S::List(_) | S::LargeList(_) | S::FixedSizeList(_) => {
             let items = elements(v)?.unwrap_or_default();
             let parts = items

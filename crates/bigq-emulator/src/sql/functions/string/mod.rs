@@ -1,6 +1,7 @@
 //! String functions: those DataFusion spells otherwise (`FROM_HEX`, `REGEXP_CONTAINS`), and
 //! UDFs for the ones it lacks or gives other semantics, one file per theme.
 
+mod cast;
 mod chars;
 mod codec;
 mod format;
@@ -9,6 +10,8 @@ mod search;
 mod text;
 
 use datafusion::sql::sqlparser::ast::Expr;
+
+pub(crate) use cast::{cast_string_udf, casts_to_string};
 
 use super::registry::{Family, Function};
 use super::row::{udf, udf_variadic};
