@@ -307,6 +307,131 @@ async fn dry_runs_change_nothing() {
     assert!(ids(&api).await.is_empty());
 }
 
+#[tokio::test]
+async fn insert_takes_coercible_values_and_names_the_rest() {
+    let (_emu, api) = setup().await;
+    api.query(
+        "CREATE TABLE ds.typed (n NUMERIC, f FLOAT64, d DATE, dt DATETIME, ts TIMESTAMP, \
+         s STRUCT<a INT64, b STRING>, r INT64 NOT NULL)",
+    )
+    .await;
+    // Literals coerce further than expressions: a STRING literal to DATE and TIMESTAMP, a
+    // floating-point literal to NUMERIC; INT64 goes to NUMERIC and FLOAT64, DATE to
+    // DATETIME; a STRUCT goes by position.
+    api.query(
+        "INSERT INTO ds.typed VALUES (1.25, 2, '2024-01-02', DATE '2024-01-03', \
+         '2024-01-04 05:06:07+00', (1, 'x'), 1)",
+    )
+    .await;
+    api.query(
+        "INSERT INTO ds.typed (n, f, dt, r) SELECT id AS a, id AS b, DATE '2024-02-01', id AS c FROM ds.t \
+         WHERE id = 2",
+    )
+    .await;
+    assert_eq!(
+        rows(
+            &api,
+            "SELECT CAST(n AS STRING), f, d, dt, ts, s.a, s.b, r FROM ds.typed ORDER BY r"
+        )
+        .await,
+        vec![
+            vec![
+                s("1.25"),
+                s("2.0"),
+                s("2024-01-02"),
+                s("2024-01-03T00:00:00"),
+                s("1.704344767E9"),
+                s("1"),
+                s("x"),
+                s("1")
+            ],
+            vec![
+                s("2"),
+                s("2.0"),
+                None,
+                s("2024-02-01T00:00:00"),
+                None,
+                None,
+                None,
+                s("2")
+            ],
+        ]
+    );
+    for (sql, message) in [
+        (
+            "INSERT INTO ds.t (id) SELECT 'x'",
+            "Query column 1 has type STRING which cannot be inserted into column id, which has type INT64",
+        ),
+        (
+            "INSERT INTO ds.t (id, v) SELECT 1, 2.5",
+            "Query column 2 has type FLOAT64 which cannot be inserted into column v, which has type INT64",
+        ),
+        (
+            "INSERT INTO ds.t VALUES (1.5, 1)",
+            "Value has type FLOAT64 which cannot be inserted into column id, which has type INT64",
+        ),
+        (
+            "INSERT INTO ds.typed (d, r) SELECT CONCAT('2024-01-0', '1'), 1",
+            "Query column 1 has type STRING which cannot be inserted into column d, which has type DATE",
+        ),
+        (
+            "INSERT INTO ds.typed (dt, r) VALUES (TIMESTAMP '2024-01-01', 1)",
+            "Value has type TIMESTAMP which cannot be inserted into column dt, which has type DATETIME",
+        ),
+        (
+            "INSERT INTO ds.t VALUES (1)",
+            "Inserted row has wrong column count; Has 1, expected 2",
+        ),
+        (
+            "INSERT INTO ds.t (id) SELECT 1, 2",
+            "Inserted row has wrong column count; Has 2, expected 1",
+        ),
+        (
+            "INSERT INTO ds.typed (f) VALUES (1)",
+            "Required field r cannot be null",
+        ),
+        (
+            "INSERT INTO ds.t (nope) VALUES (1)",
+            "Column nope is not present in table",
+        ),
+    ] {
+        let e = error_of(&api, sql).await;
+        assert!(e.contains(message), "{sql}: {e}");
+    }
+    // Nothing a failed INSERT wrote is left behind.
+    assert_eq!(ids(&api).await.len(), 5);
+    assert_eq!(
+        rows(&api, "SELECT COUNT(*) FROM ds.typed").await,
+        vec![vec![s("2")]]
+    );
+}
+
+#[tokio::test]
+async fn concurrent_dml_loses_no_row() {
+    let (_emu, api) = setup().await;
+    // INSERTs append to the table as it is when each commits; an UPDATE or DELETE whose
+    // table changed while it ran is run again on the new rows.
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move {
+            let sql = match i % 3 {
+                0 => "UPDATE ds.t SET v = v + 1 WHERE id <= 5".to_string(),
+                _ => format!("INSERT INTO ds.t VALUES ({}, 0), ({}, 0)", 100 + i, 200 + i),
+            };
+            api.query(&sql).await;
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(
+        rows(&api, "SELECT COUNT(*), SUM(IF(id <= 5, v, 0)) FROM ds.t").await,
+        // 5 rows and 8 INSERTs of 2; the 4 UPDATEs each added 1 to the first five rows.
+        vec![vec![s("21"), s(&(150 + 4 * 5).to_string())]]
+    );
+}
+
 /// The recorded BigQuery DML fixtures (`sql/rest_crud/dml_*`): each one's set-up and
 /// statements run as a script, and the final query's rows compared with BigQuery's.
 #[tokio::test]

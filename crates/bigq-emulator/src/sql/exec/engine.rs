@@ -9,6 +9,8 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::session_state::SessionState;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::logical_expr::planner::ExprPlanner;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
@@ -132,14 +134,13 @@ impl Engine {
         Ok((schema, batches))
     }
 
-    /// Plans and runs a query (plans only for a dry run), with what it costs; a query that
-    /// would bill more than `maximumBytesBilled` fails before it runs, as in BigQuery.
-    async fn plan_run_and_cost(
+    /// Plans a query as BigQuery types it: rewritten, planned and analysed (not yet
+    /// optimised), with the session it was planned in.
+    pub(super) async fn plan_query(
         &self,
         mut q: Box<Query>,
         req: &QueryRequest,
-        dry_run: bool,
-    ) -> BqResult<(SchemaRef, Vec<RecordBatch>, Cost)> {
+    ) -> BqResult<(SessionState, LogicalPlan)> {
         rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
         self.expand_pivots(&mut q, &state).await?;
@@ -155,6 +156,18 @@ impl Engine {
             .analyzer()
             .execute_and_check(plan, state.config_options(), |_, _| {})
             .map_err(df_err)?;
+        Ok((state, plan))
+    }
+
+    /// Plans and runs a query (plans only for a dry run), with what it costs; a query that
+    /// would bill more than `maximumBytesBilled` fails before it runs, as in BigQuery.
+    async fn plan_run_and_cost(
+        &self,
+        q: Box<Query>,
+        req: &QueryRequest,
+        dry_run: bool,
+    ) -> BqResult<(SchemaRef, Vec<RecordBatch>, Cost)> {
+        let (state, plan) = self.plan_query(q, req).await?;
         let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
         // Optimized, so that each scan reads only the columns the query uses: those are
         // what BigQuery counts.

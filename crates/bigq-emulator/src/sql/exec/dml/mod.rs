@@ -6,6 +6,7 @@
 //! Running the plan computes the table's new contents in that target's sinks; the statement
 //! then commits them to the catalog once.
 
+mod coerce;
 mod merge;
 mod staged;
 mod target;
@@ -13,24 +14,28 @@ mod target;
 use std::sync::Arc;
 
 use bigq_codec::schema::FieldMode;
-use datafusion::arrow::array::new_null_array;
-use datafusion::arrow::datatypes::Schema;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
     SchemaProvider,
 };
+use datafusion::common::{ScalarValue, TableReference};
+use datafusion::datasource::provider_as_source;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::session_state::SessionState;
-use datafusion::logical_expr::{LogicalPlan, WriteOp};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{
+    DmlStatement, Expr, LogicalPlan, LogicalPlanBuilder, WriteOp, cast, lit,
+};
 use datafusion::physical_plan::collect;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{self, FromTable, Statement};
 
 use self::target::{DmlTarget, ROW_ID};
 use super::engine::Engine;
-use super::output::{DmlStats, QueryOutput, QueryRequest, conform, df_err, result_style};
+use super::output::{DmlStats, QueryOutput, QueryRequest, df_err, result_style};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::{BqError, BqResult};
 use crate::sql::names::{name_parts, resolve};
@@ -38,6 +43,10 @@ use crate::sql::parse::parse;
 use crate::sql::rewrite::rewrite_statement;
 
 impl Engine {
+    /// `INSERT`: BigQuery's checks of the target, the column list and each value's type,
+    /// then a DataFusion `LogicalPlan::Dml` insert whose input is the source query with
+    /// every table column in place (the unnamed ones NULL). The new rows are appended to
+    /// the table as it is when the statement commits, so concurrent INSERTs all land.
     pub(super) async fn insert(
         &self,
         ins: ast::Insert,
@@ -54,49 +63,101 @@ impl Engine {
                 "Cannot insert into view {t}"
             )));
         }
-        let source = ins
+        let mut source = ins
             .source
             .ok_or_else(|| BqError::unsupported("INSERT without VALUES or SELECT"))?;
         let targets = target_positions(&table, &t, &ins.columns)?;
-        let mut source = source;
-        if let ast::SetExpr::Values(values) = source.body.as_mut() {
-            // DEFAULT takes the column default; columns here have none, so NULL.
-            for row in &mut values.rows {
-                for e in row.iter_mut() {
-                    if matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"))
-                    {
-                        *e = ast::Expr::value(ast::Value::Null);
+        let wrong_count = |has: usize| {
+            BqError::invalid_query(format!(
+                "Inserted row has wrong column count; Has {has}, expected {}",
+                targets.len()
+            ))
+        };
+        // For VALUES: which columns hold only literals (those coerce further), each row's
+        // width checked first; DEFAULT takes the column default, and columns have none here.
+        let literals = match source.body.as_mut() {
+            ast::SetExpr::Values(values) => {
+                let mut literal = vec![true; targets.len()];
+                for row in &mut values.rows {
+                    if row.len() != targets.len() {
+                        return Err(wrong_count(row.len()));
+                    }
+                    for (e, lit) in row.iter_mut().zip(&mut literal) {
+                        if is_default(e) {
+                            *e = ast::Expr::value(ast::Value::Null);
+                        }
+                        *lit &= is_literal(e);
                     }
                 }
+                Some(literal)
             }
+            _ => None,
+        };
+        let (state, plan) = self.plan_query(source, req).await?;
+        let columns = plan.schema().columns();
+        if columns.len() != targets.len() {
+            return Err(wrong_count(columns.len()));
         }
-        let (schema, batches) = self.plan_and_run(source, req, req.dry_run).await?;
-        if schema.fields().len() != targets.len() {
-            return Err(BqError::invalid_query(format!(
-                "Inserted row has wrong column count; Has {}, expected {}",
-                schema.fields().len(),
-                targets.len()
-            )));
+        for (k, &ti) in targets.iter().enumerate() {
+            let (from_source, literal) = match &literals {
+                Some(l) => (coerce::Source::Value, l[k]),
+                None => (coerce::Source::QueryColumn(k + 1), false),
+            };
+            coerce::check_insertable(
+                plan.schema().field(k),
+                table.arrow_schema.field(ti),
+                literal,
+                from_source,
+            )?;
         }
-        let inserted = batches.iter().map(|b| b.num_rows() as i64).sum::<i64>();
-        let new_batches = place_columns(&table, &targets, &batches)?;
-        let conformed = new_batches;
-        check_required(&table, &conformed)?;
-        if !req.dry_run {
-            let mut w = self.catalog.write();
-            let mut current = (*w.table(&t)?).clone();
-            current.batches.extend(conformed);
-            w.put_table(&t, current)?;
-            w.commit()?;
-        }
+        let exprs = table
+            .arrow_schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let value = match targets.iter().position(|&ti| ti == i) {
+                    Some(k) => Expr::Column(columns[k].clone()),
+                    None => lit(ScalarValue::Null),
+                };
+                // DataFusion casts STRUCTs by field name, BigQuery by position: those are
+                // cast by the sink (`conform`), everything else here.
+                if holds_struct(f.data_type()) {
+                    value.alias(f.name())
+                } else {
+                    cast(value, f.data_type().clone()).alias(f.name())
+                }
+            })
+            .collect::<Vec<_>>();
+        let input = LogicalPlanBuilder::from(plan)
+            .project(exprs)
+            .and_then(|b| b.build())
+            .map_err(df_err)?;
+        let target = Arc::new(DmlTarget::new(table.clone(), false).map_err(df_err)?);
+        let dml = LogicalPlan::Dml(DmlStatement::new(
+            TableReference::bare(t.table.clone()),
+            provider_as_source(target.clone()),
+            WriteOp::Insert(InsertOp::Append),
+            Arc::new(input),
+        ));
         let mut out = QueryOutput::empty("INSERT");
         if req.dry_run {
+            state.optimize(&dml).map_err(df_err)?;
             out.schema = result_style(&table.schema);
+            out.dml = Some(DmlStats::default());
+            return Ok(out);
         }
-        out.dml = Some(DmlStats {
-            inserted,
-            ..Default::default()
-        });
+        let exec = state.create_physical_plan(&dml).await.map_err(dml_err)?;
+        collect(exec, state.task_ctx()).await.map_err(dml_err)?;
+        let staged = target
+            .take_staged()
+            .ok_or_else(|| BqError::internal("the INSERT staged no rows"))?;
+        self.catalog.update(|w| {
+            let mut current = (*w.table(&t)?).clone();
+            current.batches.extend(staged.batches);
+            w.put_table(&t, current)
+        })?;
+        out.dml = Some(staged.stats);
         Ok(out)
     }
 
@@ -128,8 +189,7 @@ impl Engine {
                     unreachable!("rewriting keeps the statement's kind")
                 };
                 let alias = bare_target(&mut up.table.relation)?;
-                let target = Arc::new(DmlTarget::new(table.clone(), true).map_err(df_err)?);
-                self.run_dml(stmt, &alias, target, &t, &table, req).await?
+                self.run_dml(stmt, &alias, true, &t, req).await?
             }
             // BigQuery's UPDATE .. FROM is a MERGE whose ON is the WHERE: a target row joined
             // with no FROM row is left as it is, with one it is updated, with more it is the
@@ -289,8 +349,7 @@ impl Engine {
                 });
             }
         }
-        let target = Arc::new(DmlTarget::new(table.clone(), false).map_err(df_err)?);
-        self.run_dml(stmt, &alias, target, &t, &table, req).await
+        self.run_dml(stmt, &alias, false, &t, req).await
     }
 
     pub(super) async fn delete(
@@ -325,8 +384,7 @@ impl Engine {
             Some(twj) => bare_target(&mut twj.relation)?,
             None => return Err(BqError::internal("DELETE without a table")),
         };
-        let target = Arc::new(DmlTarget::new(table.clone(), true).map_err(df_err)?);
-        let stats = self.run_dml(stmt, &alias, target, &t, &table, req).await?;
+        let stats = self.run_dml(stmt, &alias, true, &t, req).await?;
         let mut out = QueryOutput::empty("DELETE");
         out.dml = Some(stats);
         Ok(out)
@@ -346,26 +404,64 @@ impl Engine {
         refuse_view(&table, &t)?;
         let alias = t.table.clone();
         target_name.name = ast::ObjectName::from(vec![ast::Ident::with_quote('`', &alias)]);
-        let target = Arc::new(DmlTarget::new(table.clone(), false).map_err(df_err)?);
         let stats = self
-            .run_dml(Statement::Truncate(tr), &alias, target, &t, &table, req)
+            .run_dml(Statement::Truncate(tr), &alias, false, &t, req)
             .await?;
         let mut out = QueryOutput::empty("TRUNCATE_TABLE");
         out.dml = Some(stats);
         Ok(out)
     }
 
-    /// Plans `stmt`, whose target is the bare name `alias`, with `target` standing for the
-    /// table `t`; runs it unless this is a dry run, and commits what it staged, once.
+    /// Plans `stmt`, whose target is the bare name `alias` standing for the table `t`
+    /// (its scan carrying each row's [`ROW_ID`] when `row_id`); runs it unless this is a
+    /// dry run, and commits what it staged, once. A statement whose table changed while it
+    /// ran (a concurrent INSERT, say) is run again on the new contents, as BigQuery retries
+    /// a conflicting DML statement, so no concurrent change is lost.
     async fn run_dml(
         &self,
         stmt: Statement,
         alias: &str,
-        target: Arc<DmlTarget>,
+        row_id: bool,
         t: &TableRef,
-        table: &Table,
         req: &QueryRequest,
     ) -> BqResult<DmlStats> {
+        const ATTEMPTS: usize = 4;
+        for _ in 0..ATTEMPTS {
+            let table = self.catalog.read().table(t)?;
+            let target = Arc::new(DmlTarget::new(table.clone(), row_id).map_err(df_err)?);
+            let Some(staged) = self
+                .plan_and_stage(stmt.clone(), alias, &target, req)
+                .await?
+            else {
+                return Ok(DmlStats::default());
+            };
+            check_required(&table, &staged.batches)?;
+            let mut new = (*table).clone();
+            new.batches = staged.batches;
+            let committed = self.catalog.update(|w| {
+                if !Arc::ptr_eq(&w.table(t)?, &table) {
+                    return Ok(false);
+                }
+                w.put_table(t, new).map(|()| true)
+            })?;
+            if committed {
+                return Ok(staged.stats);
+            }
+        }
+        Err(BqError::invalid_query(format!(
+            "Could not serialize access to table {t} due to concurrent update"
+        )))
+    }
+
+    /// Plans and runs one DML statement against `target`: what it staged, or nothing for a
+    /// dry run (planned only).
+    async fn plan_and_stage(
+        &self,
+        stmt: Statement,
+        alias: &str,
+        target: &Arc<DmlTarget>,
+        req: &QueryRequest,
+    ) -> BqResult<Option<staged::Staged>> {
         let state = self.dml_state(alias, target.clone())?;
         let plan = state
             .statement_to_plan(DfStatement::Statement(Box::new(stmt)))
@@ -398,17 +494,13 @@ impl Engine {
             }
         };
         if req.dry_run {
-            return Ok(DmlStats::default());
+            return Ok(None);
         }
         collect(exec, state.task_ctx()).await.map_err(dml_err)?;
-        let staged = target
+        target
             .take_staged()
-            .ok_or_else(|| BqError::internal("the DML statement staged no result"))?;
-        check_required(table, &staged.batches)?;
-        let mut new = table.clone();
-        new.batches = staged.batches;
-        self.catalog.update(|w| w.put_table(t, new))?;
-        Ok(staged.stats)
+            .map(Some)
+            .ok_or_else(|| BqError::internal("the DML statement staged no result"))
     }
 
     /// The session a DML statement is planned in: the engine's, with `target` under the bare
@@ -436,44 +528,6 @@ impl Engine {
     }
 }
 
-/// Builds full-width batches for `table` from batches whose column `k` goes to table
-/// column `targets[k]`; the other columns are NULL.
-fn place_columns(
-    table: &Table,
-    targets: &[usize],
-    batches: &[RecordBatch],
-) -> BqResult<Vec<RecordBatch>> {
-    let mut out = Vec::new();
-    for b in batches {
-        if b.num_rows() == 0 {
-            continue;
-        }
-        let cols = table
-            .arrow_schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| match targets.iter().position(|&x| x == i) {
-                Some(src) => b.column(src).clone(),
-                None => new_null_array(f.data_type(), b.num_rows()),
-            })
-            .collect::<Vec<_>>();
-        let fields = cols
-            .iter()
-            .zip(table.arrow_schema.fields())
-            .map(|(c, f)| {
-                datafusion::arrow::datatypes::Field::new(f.name(), c.data_type().clone(), true)
-            })
-            .collect::<Vec<_>>();
-        out.push(
-            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
-                .map_err(|e| BqError::internal(e.to_string()))?,
-        );
-    }
-    conform(&out, &table.arrow_schema)
-}
-
-/// Maps column names of an INSERT list to table column positions.
 fn target_positions(
     table: &Table,
     t: &TableRef,
@@ -495,6 +549,34 @@ fn target_positions(
                 })
         })
         .collect()
+}
+
+/// Whether a column type is or holds a STRUCT.
+fn holds_struct(t: &DataType) -> bool {
+    match t {
+        DataType::Struct(_) => true,
+        DataType::List(f) | DataType::LargeList(f) => holds_struct(f.data_type()),
+        _ => false,
+    }
+}
+
+/// The `DEFAULT` keyword as a VALUES item.
+fn is_default(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"))
+}
+
+/// A literal or a query parameter, possibly negated: the VALUES items BigQuery coerces as
+/// literals (a STRING literal into a DATE column, say).
+fn is_literal(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Value(_) | ast::Expr::TypedString { .. } => true,
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus | ast::UnaryOperator::Plus,
+            expr,
+        } => is_literal(expr),
+        ast::Expr::Nested(e) => is_literal(e),
+        _ => false,
+    }
 }
 
 fn check_required(table: &Table, batches: &[RecordBatch]) -> BqResult<()> {

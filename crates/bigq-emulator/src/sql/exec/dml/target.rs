@@ -19,6 +19,7 @@ use datafusion::datasource::sink::{DataSink, DataSinkExec};
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, MergeIntoAction, MergeIntoClause, MergeIntoClauseKind};
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr};
@@ -142,6 +143,18 @@ impl TableProvider for DmlTarget {
         not_impl_err!("UPDATE from filters alone")
     }
 
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match op {
+            InsertOp::Append => Ok(self.sink(input, SinkKind::Insert)),
+            other => not_impl_err!("INSERT {other}"),
+        }
+    }
+
     async fn truncate(&self, _state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
         let input = Arc::new(EmptyExec::new(Arc::new(Schema::empty())));
         Ok(self.sink(input, SinkKind::Truncate))
@@ -247,6 +260,8 @@ fn bq(e: BqError) -> DataFusionError {
 
 #[derive(Debug)]
 enum SinkKind {
+    /// Only the new rows are staged: the engine appends them to the table as it is then.
+    Insert,
     Delete,
     Update,
     Truncate,
@@ -282,6 +297,18 @@ impl DataSink for DmlSink {
         let input = datafusion::physical_plan::common::collect(data).await?;
         let table = &self.table;
         let staged = match &self.kind {
+            SinkKind::Insert => {
+                super::check_required(table, &input).map_err(bq)?;
+                let batches = conform(&input, &table.arrow_schema).map_err(bq)?;
+                let inserted = batches.iter().map(|b| b.num_rows() as i64).sum();
+                Staged {
+                    batches,
+                    stats: DmlStats {
+                        inserted,
+                        ..Default::default()
+                    },
+                }
+            }
             SinkKind::Truncate => Staged {
                 batches: Vec::new(),
                 stats: DmlStats {
