@@ -37,6 +37,7 @@ mod row;
 pub(crate) mod safe;
 mod statistical;
 mod string;
+mod sum;
 mod time;
 mod timestamp;
 mod udf;
@@ -101,6 +102,7 @@ pub(crate) fn register(ctx: &SessionContext) {
     for a in percentile::aggregates() {
         ctx.register_udaf(a);
     }
+    ctx.register_udaf(sum::sum_udaf());
 }
 
 /// The rewrites of [`FUNCTIONS`], by upper-case name.
