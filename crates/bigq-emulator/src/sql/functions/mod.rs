@@ -20,6 +20,7 @@ mod aggregate;
 mod approximate;
 mod array;
 mod bit;
+mod cast_int;
 mod civil;
 mod conditional;
 mod date;
@@ -87,6 +88,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
     .flatten()
 }
 
+pub(crate) use cast_int::{cast_int64_udf, casts_to_int64};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use row::bq_type_name;

@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 use crate::sql::ast::{binary, call, function_args, function_name, number};
 use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
-use crate::sql::functions::{cast_string_udf, casts_to_string};
+use crate::sql::functions::{cast_int64_udf, cast_string_udf, casts_to_int64, casts_to_string};
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
 /// (DATE + INTERVAL is a DATETIME in BigQuery; DataFusion keeps DATE).
@@ -217,6 +217,19 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
                 return Ok(Transformed::no(DfExpr::Negative(inner)));
             }
             let call = ScalarFunction::new_udf(operator_udf(Op::Neg), vec![*inner]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        // CAST(x AS INT64) rounds half away from zero; Arrow's cast truncates.
+        DfExpr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Int64 && casts_to_int64(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_int64_udf(false), vec![*expr]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        DfExpr::TryCast(TryCast { expr, field })
+            if *field.data_type() == DataType::Int64 && casts_to_int64(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_int64_udf(true), vec![*expr]);
             Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
         }
         // CAST(x AS STRING) writes x as BigQuery does, where Arrow's text differs.
