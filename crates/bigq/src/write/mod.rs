@@ -84,6 +84,9 @@ mod tests;
 pub use crate::error::RowError;
 pub use bigq_codec::proto::NumericEncoding;
 pub use builder::WriteBuilder;
-pub use options::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES, MissingValue};
+pub use options::{
+    DEFAULT_MAX_BATCH_DELAY, DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES,
+    MissingValue,
+};
 pub use summary::WriteSummary;
 pub use writer::Writer;

@@ -3,7 +3,8 @@
 //! again (at their offsets, where the stream has them).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -17,7 +18,8 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 };
 use gcloud_sdk::prost::Message;
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
 use tonic::{Code, Status};
 
 use super::options::StreamKind;
@@ -40,6 +42,9 @@ pub(crate) struct WriterConfig {
     pub(crate) encoder: RowEncoder,
     pub(crate) max_request_bytes: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_in_flight_bytes: Option<usize>,
+    pub(crate) max_batch_rows: Option<usize>,
+    pub(crate) max_batch_delay: Duration,
     pub(crate) missing_value_interpretations: HashMap<String, i32>,
     pub(crate) default_missing_value_interpretation: i32,
     pub(crate) retry: RetryPolicy,
@@ -60,6 +65,8 @@ struct InFlight {
     rows: usize,
     /// Index (as the writer counts rows) of the request's first row.
     first_row: u64,
+    /// The request's encoded size, as queued (without a writer schema).
+    bytes: usize,
 }
 
 /// One AppendRows connection.
@@ -74,15 +81,50 @@ struct Connection {
 /// Appends rows to one write stream of a table; made by
 /// [`WriteBuilder::open`](super::WriteBuilder::open).
 ///
-/// Rows are encoded when [`append`](Self::append) is called and packed into requests of at
-/// most `max_request_bytes`; a full request is sent at once, with up to `max_in_flight`
-/// requests awaiting their response. When the window is full, `append` waits for the oldest
-/// response, so a producer faster than BigQuery waits instead of buffering without limit.
+/// Rows are encoded when [`append`](Self::append) is called and queued. The queue is sent as
+/// one request when the next rows would take it past `max_request_bytes`, when it holds
+/// `max_batch_rows` rows, or when its first row has waited `max_batch_delay` (100 ms by
+/// default; a task of the writer's sends it then, with no call needed). Up to
+/// `max_in_flight` requests, and at most `max_in_flight_bytes` of them, await their
+/// response; when either bound is full, `append` waits for the oldest response, so a
+/// producer faster than BigQuery waits instead of buffering without limit.
+///
+/// [`flush`](Self::flush) sends the queue and waits for every confirmation;
+/// [`finish`](Self::finish) does that and finalizes the stream. Dropping a writer without
+/// either stops its task: rows still queued (at most `max_batch_delay` of them) are not
+/// written, and requests sent but not confirmed may or may not be.
 ///
 /// After an error that is not retried (a row BigQuery refuses, INVALID_ARGUMENT, a stream
 /// that no longer exists), the writer is failed: every later call returns that error, and
-/// [`summary`](Self::summary) says how many rows were confirmed before it.
+/// [`summary`](Self::summary) says how many rows were confirmed before it. A failure of a
+/// request the writer's task sent on time is returned by the next call.
 pub struct Writer {
+    core: Arc<tokio::sync::Mutex<Core>>,
+    stream: String,
+    summary: Arc<std::sync::Mutex<WriteSummary>>,
+    /// Sends a queue that has waited `max_batch_delay`.
+    timer: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("stream", &self.stream)
+            .field("summary", &self.summary())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            timer.abort();
+        }
+    }
+}
+
+/// The writer's state, shared with the task that sends a queue on time.
+struct Core {
     cfg: WriterConfig,
     /// The Arrow schema of the last batch appended, and its IPC serialization.
     arrow_schema: Option<(SchemaRef, Arc<Vec<u8>>)>,
@@ -90,24 +132,20 @@ pub struct Writer {
     batch: Vec<Vec<u8>>,
     batch_bytes: usize,
     batch_first_row: u64,
+    /// When the first row of `batch` was queued.
+    batch_since: Option<Instant>,
+    /// Wakes the timer when a queue starts.
+    batch_started: Arc<Notify>,
     in_flight: VecDeque<InFlight>,
+    /// Bytes of the requests in `in_flight`, as queued.
+    in_flight_bytes: usize,
     connection: Option<Connection>,
     /// Rows the writer has been given (the index of the next row).
     rows_seen: u64,
     /// The offset of the next request, for streams with offsets.
     next_offset: i64,
-    summary: WriteSummary,
+    summary: Arc<std::sync::Mutex<WriteSummary>>,
     failed: Option<Error>,
-}
-
-impl std::fmt::Debug for Writer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Writer")
-            .field("stream", &self.cfg.stream)
-            .field("kind", &self.cfg.kind)
-            .field("summary", &self.summary)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Copies an error for a failed writer to return again (errors are not `Clone`).
@@ -141,25 +179,42 @@ enum Outcome {
 
 impl Writer {
     pub(crate) fn new(cfg: WriterConfig) -> Self {
-        let summary = WriteSummary {
-            stream: cfg.stream.clone(),
+        let stream = cfg.stream.clone();
+        let summary = Arc::new(std::sync::Mutex::new(WriteSummary {
+            stream: stream.clone(),
             ..Default::default()
-        };
-        Writer {
+        }));
+        let batch_started = Arc::new(Notify::new());
+        let delay = cfg.max_batch_delay;
+        let core = Arc::new(tokio::sync::Mutex::new(Core {
             cfg,
             arrow_schema: None,
             batch: Vec::new(),
             batch_bytes: 0,
             batch_first_row: 0,
+            batch_since: None,
+            batch_started: batch_started.clone(),
             in_flight: VecDeque::new(),
+            in_flight_bytes: 0,
             connection: None,
             rows_seen: 0,
             next_offset: 0,
-            summary,
+            summary: summary.clone(),
             failed: None,
+        }));
+        // A zero delay sends the queue at the end of each `append`, with no task.
+        let timer = (!delay.is_zero())
+            .then(|| tokio::spawn(batch_timer(Arc::downgrade(&core), batch_started, delay)));
+        Writer {
+            core,
+            stream,
+            summary,
+            timer,
         }
     }
+}
 
+impl Writer {
     /// The name of the write stream (`projects/../streams/..`).
     ///
     /// ```
@@ -192,7 +247,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub fn stream_name(&self) -> &str {
-        &self.cfg.stream
+        &self.stream
     }
 
     /// What has been written so far.
@@ -228,21 +283,11 @@ impl Writer {
     /// assert_eq!(writer.summary().requests, 1);
     /// # Ok(()) }
     /// ```
-    pub fn summary(&self) -> &WriteSummary {
-        &self.summary
-    }
-
-    fn check_failed(&self) -> Result<()> {
-        match &self.failed {
-            Some(e) => Err(again(e)),
-            None => Ok(()),
-        }
-    }
-
-    /// Marks the writer failed and returns the error (the writer keeps a copy).
-    fn fail(&mut self, e: Error) -> Error {
-        self.failed = Some(again(&e));
-        e
+    pub fn summary(&self) -> WriteSummary {
+        self.summary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Encodes `rows` and queues them, sending every request that fills up.
@@ -289,43 +334,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
-        self.check_failed()?;
-        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
-        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
-            // Each row is its own buffer (ProtoRows holds one per row); sized like the last
-            // one, rows of a table rarely grow it again.
-            let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
-            let mut buf = Vec::with_capacity(hint);
-            self.cfg
-                .encoder
-                .encode(row, &mut buf)
-                .map_err(|e| Error::encode(e.with_row(i as u64)))?;
-            if framed(buf.len()) > limit {
-                return Err(Error::new(
-                    ErrorKind::Encode,
-                    format!(
-                        "row {i} is {} bytes encoded, more than a request of {} bytes holds",
-                        buf.len(),
-                        self.cfg.max_request_bytes
-                    ),
-                ));
-            }
-            encoded.push(buf);
-        }
-        for row in encoded {
-            let size = framed(row.len());
-            if self.batch_bytes + size > limit {
-                self.send_batch().await?;
-            }
-            if self.batch.is_empty() {
-                self.batch_first_row = self.rows_seen;
-            }
-            self.batch.push(row);
-            self.batch_bytes += size;
-            self.rows_seen += 1;
-        }
-        Ok(())
+        self.core.lock().await.append(rows).await
     }
 
     /// Appends an Arrow record batch (the Storage Write API's `arrow_rows` format), sent as
@@ -379,6 +388,244 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.core.lock().await.append_batch(batch).await
+    }
+
+    /// Sends the rows queued so far and waits until BigQuery has confirmed every request.
+    /// On a BUFFERED stream, also flushes the stream up to the last row, making the rows
+    /// visible.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").buffered().open().await?;
+    /// writer.append(&people).await?;
+    /// assert_eq!(count(client.clone()).await?, 0);
+    /// writer.flush().await?;
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub async fn flush(&mut self) -> Result<()> {
+        self.core.lock().await.flush().await
+    }
+
+    /// Sends what is left, waits for every confirmation, closes the connection and, for
+    /// streams other than `_default`, finalizes the stream (no more appends). Returns what
+    /// was written.
+    ///
+    /// A PENDING stream's rows are still invisible after this: call
+    /// [`commit`](Self::commit) instead, or commit several finalized streams together with
+    /// [`Client::commit_write_streams`](crate::Client::commit_write_streams).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").committed().open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!((summary.rows_written, summary.finalized_rows), (3, Some(3)));
+    /// # Ok(()) }
+    /// ```
+    pub async fn finish(self) -> Result<WriteSummary> {
+        self.core.lock().await.finish_inner().await?;
+        Ok(self.summary())
+    }
+
+    /// For a PENDING stream: sends what is left, finalizes the stream and commits it, so that
+    /// all its rows become visible at once, or none.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").pending().open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.commit().await?;
+    /// assert!(summary.commit_time.is_some());
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub async fn commit(self) -> Result<WriteSummary> {
+        self.core.lock().await.commit().await?;
+        Ok(self.summary())
+    }
+
+    #[cfg(test)]
+    pub(crate) async fn in_flight(&self) -> usize {
+        self.core.lock().await.in_flight.len()
+    }
+}
+
+/// Sends the writer's queue once its first row has waited `delay`, until the writer is
+/// gone. A failure is kept by the writer, which returns it from its next call.
+async fn batch_timer(core: Weak<tokio::sync::Mutex<Core>>, wake: Arc<Notify>, delay: Duration) {
+    loop {
+        let due = match core.upgrade() {
+            Some(core) => core.lock().await.batch_due(delay),
+            None => return,
+        };
+        match due {
+            None => wake.notified().await,
+            Some(at) => {
+                tokio::time::sleep_until(at).await;
+                let Some(core) = core.upgrade() else { return };
+                let mut core = core.lock().await;
+                let now = Instant::now();
+                if core.failed.is_none()
+                    && core.batch_due(delay).is_some_and(|at| at <= now)
+                    && let Err(e) = core.send_batch().await
+                {
+                    tracing::debug!(error = %e, "AppendRows: a queue sent on time failed");
+                }
+            }
+        }
+    }
+}
+
+impl Core {
+    /// When the queue is due to be sent on time: `delay` after its first row (`None` for an
+    /// empty queue, or a delay too long to reach).
+    fn batch_due(&self, delay: Duration) -> Option<Instant> {
+        self.batch_since.and_then(|since| since.checked_add(delay))
+    }
+
+    /// Updates the summary the writer and its caller share.
+    fn tally(&self, f: impl FnOnce(&mut WriteSummary)) {
+        let mut summary = self
+            .summary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut summary);
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(again(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the writer failed and returns the error (the writer keeps a copy).
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = Some(again(&e));
+        e
+    }
+
+    async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
+        self.check_failed()?;
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            // Each row is its own buffer (ProtoRows holds one per row); sized like the last
+            // one, rows of a table rarely grow it again.
+            let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
+            let mut buf = Vec::with_capacity(hint);
+            self.cfg
+                .encoder
+                .encode(row, &mut buf)
+                .map_err(|e| Error::encode(e.with_row(i as u64)))?;
+            if framed(buf.len()) > limit {
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!(
+                        "row {i} is {} bytes encoded, more than a request of {} bytes holds",
+                        buf.len(),
+                        self.cfg.max_request_bytes
+                    ),
+                ));
+            }
+            encoded.push(buf);
+        }
+        for row in encoded {
+            let size = framed(row.len());
+            if self.batch_bytes + size > limit {
+                self.send_batch().await?;
+            }
+            if self.batch.is_empty() {
+                self.batch_first_row = self.rows_seen;
+                self.batch_since = Some(Instant::now());
+                self.batch_started.notify_one();
+            }
+            self.batch.push(row);
+            self.batch_bytes += size;
+            self.rows_seen += 1;
+            if self
+                .cfg
+                .max_batch_rows
+                .is_some_and(|n| self.batch.len() >= n)
+            {
+                self.send_batch().await?;
+            }
+        }
+        if self.cfg.max_batch_delay.is_zero() {
+            self.send_batch().await?;
+        }
+        Ok(())
+    }
+
+    async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_failed()?;
         let table = self.cfg.encoder.schema().table_schema();
         for field in batch.schema().fields() {
@@ -422,9 +669,6 @@ impl Writer {
         }
         self.send_batch().await?;
         for (n, message) in requests {
-            while self.in_flight.len() >= self.cfg.max_in_flight {
-                self.await_one().await?;
-            }
             let rows = append_rows_request::Rows::ArrowRows(append_rows_request::ArrowData {
                 writer_schema: None,
                 rows: Some(ArrowRecordBatch {
@@ -435,7 +679,7 @@ impl Writer {
             let first_row = self.rows_seen;
             self.rows_seen += n as u64;
             self.send_new(rows, RowsSchema::Arrow(schema.clone()), n, first_row)
-                .await;
+                .await?;
         }
         Ok(())
     }
@@ -452,42 +696,7 @@ impl Writer {
         Ok(bytes)
     }
 
-    /// Sends the rows queued so far and waits until BigQuery has confirmed every request.
-    /// On a BUFFERED stream, also flushes the stream up to the last row, making the rows
-    /// visible.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> bigq::Result<()> {
-    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
-    /// # let client = bigq::Client::builder()
-    /// #     .with_project(emulator.project())
-    /// #     .with_emulator(emulator.rest_endpoint())
-    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
-    /// #     .build()
-    /// #     .await?;
-    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
-    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
-    /// # let schema = TableSchema::new(vec![
-    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
-    /// #     TableFieldSchema::new("name", FieldType::String),
-    /// # ]);
-    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
-    /// # #[derive(serde::Serialize)]
-    /// # struct Person { id: i64, name: Option<String> }
-    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
-    /// # let count = |client: bigq::Client| async move {
-    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
-    /// #     Ok::<i64, bigq::Error>(n[0].0)
-    /// # };
-    /// let mut writer = client.write("ds.people").buffered().open().await?;
-    /// writer.append(&people).await?;
-    /// assert_eq!(count(client.clone()).await?, 0);
-    /// writer.flush().await?;
-    /// assert_eq!(count(client).await?, 3);
-    /// # Ok(()) }
-    /// ```
-    pub async fn flush(&mut self) -> Result<()> {
+    async fn flush(&mut self) -> Result<()> {
         self.check_failed()?;
         self.send_batch().await?;
         while !self.in_flight.is_empty() {
@@ -507,49 +716,6 @@ impl Writer {
         Ok(())
     }
 
-    /// Sends what is left, waits for every confirmation, closes the connection and, for
-    /// streams other than `_default`, finalizes the stream (no more appends). Returns what
-    /// was written.
-    ///
-    /// A PENDING stream's rows are still invisible after this: call
-    /// [`commit`](Self::commit) instead, or commit several finalized streams together with
-    /// [`Client::commit_write_streams`](crate::Client::commit_write_streams).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> bigq::Result<()> {
-    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
-    /// # let client = bigq::Client::builder()
-    /// #     .with_project(emulator.project())
-    /// #     .with_emulator(emulator.rest_endpoint())
-    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
-    /// #     .build()
-    /// #     .await?;
-    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
-    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
-    /// # let schema = TableSchema::new(vec![
-    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
-    /// #     TableFieldSchema::new("name", FieldType::String),
-    /// # ]);
-    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
-    /// # #[derive(serde::Serialize)]
-    /// # struct Person { id: i64, name: Option<String> }
-    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
-    /// # let count = |client: bigq::Client| async move {
-    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
-    /// #     Ok::<i64, bigq::Error>(n[0].0)
-    /// # };
-    /// let mut writer = client.write("ds.people").committed().open().await?;
-    /// writer.append(&people).await?;
-    /// let summary = writer.finish().await?;
-    /// assert_eq!((summary.rows_written, summary.finalized_rows), (3, Some(3)));
-    /// # Ok(()) }
-    /// ```
-    pub async fn finish(mut self) -> Result<WriteSummary> {
-        self.finish_inner().await?;
-        Ok(self.summary)
-    }
-
     async fn finish_inner(&mut self) -> Result<()> {
         self.flush().await?;
         self.connection = None;
@@ -562,46 +728,12 @@ impl Writer {
                 transport.finalize_write_stream(req.clone())
             })
             .await?;
-            self.summary.finalized_rows = Some(resp.row_count.max(0) as u64);
+            self.tally(|s| s.finalized_rows = Some(resp.row_count.max(0) as u64));
         }
         Ok(())
     }
 
-    /// For a PENDING stream: sends what is left, finalizes the stream and commits it, so that
-    /// all its rows become visible at once, or none.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> bigq::Result<()> {
-    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
-    /// # let client = bigq::Client::builder()
-    /// #     .with_project(emulator.project())
-    /// #     .with_emulator(emulator.rest_endpoint())
-    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
-    /// #     .build()
-    /// #     .await?;
-    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
-    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
-    /// # let schema = TableSchema::new(vec![
-    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
-    /// #     TableFieldSchema::new("name", FieldType::String),
-    /// # ]);
-    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
-    /// # #[derive(serde::Serialize)]
-    /// # struct Person { id: i64, name: Option<String> }
-    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
-    /// # let count = |client: bigq::Client| async move {
-    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
-    /// #     Ok::<i64, bigq::Error>(n[0].0)
-    /// # };
-    /// let mut writer = client.write("ds.people").pending().open().await?;
-    /// writer.append(&people).await?;
-    /// let summary = writer.commit().await?;
-    /// assert!(summary.commit_time.is_some());
-    /// assert_eq!(count(client).await?, 3);
-    /// # Ok(()) }
-    /// ```
-    pub async fn commit(mut self) -> Result<WriteSummary> {
+    async fn commit(&mut self) -> Result<()> {
         if self.cfg.kind != StreamKind::Pending {
             return Err(Error::config("only a PENDING stream is committed"));
         }
@@ -613,20 +745,18 @@ impl Writer {
             vec![self.cfg.stream.clone()],
         )
         .await?;
-        self.summary.commit_time = commit_time;
-        Ok(self.summary)
+        self.tally(|s| s.commit_time = commit_time);
+        Ok(())
     }
 
-    /// Sends the queued rows as one request, first waiting for a free slot in the window.
+    /// Sends the queued rows as one request, first waiting for room in the window.
     async fn send_batch(&mut self) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        while self.in_flight.len() >= self.cfg.max_in_flight {
-            self.await_one().await?;
-        }
         let rows = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
+        self.batch_since = None;
         let n = rows.len();
         let rows = append_rows_request::Rows::ProtoRows(append_rows_request::ProtoData {
             writer_schema: None,
@@ -635,23 +765,20 @@ impl Writer {
             }),
         });
         let first_row = self.batch_first_row;
-        self.send_new(rows, RowsSchema::Proto, n, first_row).await;
-        Ok(())
+        self.send_new(rows, RowsSchema::Proto, n, first_row).await
     }
 
     /// Sends a new request of `n` rows starting at the writer's row `first_row`, with the
-    /// stream's offset when it has them. The window must have room.
+    /// stream's offset when it has them, once the window has room for it (in requests and
+    /// in bytes).
     async fn send_new(
         &mut self,
         rows: append_rows_request::Rows,
         schema: RowsSchema,
         n: usize,
         first_row: u64,
-    ) {
+    ) -> Result<()> {
         let offset = self.cfg.kind.has_offsets().then_some(self.next_offset);
-        if offset.is_some() {
-            self.next_offset += n as i64;
-        }
         let request = AppendRowsRequest {
             write_stream: self.cfg.stream.clone(),
             offset,
@@ -661,18 +788,41 @@ impl Writer {
             rows: Some(rows),
             ..Default::default()
         };
+        let bytes = request.encoded_len();
+        while !self.has_room(bytes) {
+            self.await_one().await?;
+        }
+        if offset.is_some() {
+            self.next_offset += n as i64;
+        }
         let sent = InFlight {
             request: Arc::new(request),
             schema,
             rows: n,
             first_row,
+            bytes,
         };
         if let Err(status) = self.send(&sent).await {
             // Queued anyway: the reconnection in `await_one` sends it again.
             self.connection = None;
             tracing::debug!(%status, "AppendRows send failed; will reconnect");
         }
+        self.in_flight_bytes += bytes;
         self.in_flight.push_back(sent);
+        let in_flight_bytes = self.in_flight_bytes as u64;
+        self.tally(|s| s.peak_in_flight_bytes = s.peak_in_flight_bytes.max(in_flight_bytes));
+        Ok(())
+    }
+
+    /// Whether a request of `bytes` may be sent now: the window has a free slot, and the
+    /// bytes in flight stay under their bound (or nothing is in flight; the builder keeps
+    /// the bound at least one request).
+    fn has_room(&self, bytes: usize) -> bool {
+        self.in_flight.len() < self.cfg.max_in_flight
+            && self
+                .cfg
+                .max_in_flight_bytes
+                .is_none_or(|max| self.in_flight.is_empty() || self.in_flight_bytes + bytes <= max)
     }
 
     /// Sends one request on the connection, opening one if there is none. The first request
@@ -715,8 +865,10 @@ impl Writer {
                 .await
                 .map_err(|_| Status::unavailable("the AppendRows connection closed"))?;
         }
-        self.summary.requests += 1;
-        self.summary.bytes_sent += bytes;
+        self.tally(|s| {
+            s.requests += 1;
+            s.bytes_sent += bytes;
+        });
         Ok(())
     }
 
@@ -764,12 +916,14 @@ impl Writer {
             match outcome {
                 Outcome::Done => {
                     if let Some(done) = self.in_flight.pop_front() {
-                        self.summary.rows_written += done.rows as u64;
+                        self.in_flight_bytes -= done.bytes;
+                        self.tally(|s| s.rows_written += done.rows as u64);
                     }
                     return Ok(());
                 }
                 Outcome::Fail(e) => {
                     self.in_flight.clear();
+                    self.in_flight_bytes = 0;
                     self.connection = None;
                     return Err(self.fail(e));
                 }
@@ -779,6 +933,7 @@ impl Writer {
                     let Some(wait) = attempts.retry(&e, true) else {
                         let e = attempts.give_up(e);
                         self.in_flight.clear();
+                        self.in_flight_bytes = 0;
                         self.connection = None;
                         return Err(self.fail(e));
                     };
@@ -795,7 +950,7 @@ impl Writer {
     /// fails leaves the connection closed; the next response wait then retries.
     async fn resend(&mut self) {
         let pending = std::mem::take(&mut self.in_flight);
-        self.summary.retries += 1;
+        self.tally(|s| s.retries += 1);
         let mut ok = true;
         for sent in &pending {
             if ok && let Err(status) = self.send(sent).await {
@@ -870,11 +1025,6 @@ impl Writer {
                 "an AppendRows response with neither a result nor an error",
             )),
         }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.len()
     }
 }
 

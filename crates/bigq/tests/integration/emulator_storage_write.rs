@@ -321,3 +321,64 @@ async fn range_columns_round_trip() {
     assert_eq!(read, rows);
     emu.shutdown().await;
 }
+
+/// Rows of `table`'s `id` column, by query.
+async fn ids(client: &Client, table: &str) -> Vec<i64> {
+    let rows: Vec<(i64,)> = client
+        .query(format!("SELECT id FROM `{table}` ORDER BY id"))
+        .fetch_all()
+        .await
+        .unwrap();
+    rows.into_iter().map(|(id,)| id).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickle_producer_sees_its_rows_without_a_flush() {
+    let (emu, client) = start().await;
+    client
+        .create_table(Table::new("ds.trickle", schema()))
+        .await
+        .unwrap();
+    for kind in ["default", "committed"] {
+        let b = client
+            .write("ds.trickle")
+            .max_batch_delay(std::time::Duration::from_millis(20));
+        let b = if kind == "committed" {
+            b.committed()
+        } else {
+            b
+        };
+        let mut writer = b.open().await.unwrap();
+        let base = if kind == "committed" { 100 } else { 0 };
+        for i in 0..5 {
+            let row = &rows()[(base + i) as usize];
+            writer.append(std::slice::from_ref(row)).await.unwrap();
+            // Visible within the delay and a round trip; polled with a generous bound, as
+            // the machine may be busy.
+            let want: Vec<i64> = (1..=base + i + 1)
+                .filter(|id| *id <= 5 || *id > 100)
+                .collect();
+            let mut got = Vec::new();
+            for _ in 0..500 {
+                got = ids(&client, "ds.trickle").await;
+                if got.len() >= want.len() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(
+                got,
+                want,
+                "{kind}: row {} not written without a flush",
+                base + i + 1
+            );
+        }
+        let summary = writer.finish().await.unwrap();
+        assert_eq!(
+            (summary.rows_written, summary.requests),
+            (5, 5),
+            "{kind}: {summary:?}"
+        );
+    }
+    emu.shutdown().await;
+}
