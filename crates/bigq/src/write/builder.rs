@@ -36,6 +36,7 @@ pub struct WriteBuilder {
     max_in_flight_bytes: Option<usize>,
     max_batch_rows: Option<usize>,
     max_batch_delay: std::time::Duration,
+    schema_refresh: Option<std::time::Duration>,
     numeric: NumericEncoding,
     missing: HashMap<String, i32>,
     default_missing: i32,
@@ -88,6 +89,7 @@ impl Client {
             max_in_flight_bytes: None,
             max_batch_rows: None,
             max_batch_delay: DEFAULT_MAX_BATCH_DELAY,
+            schema_refresh: None,
             numeric: NumericEncoding::default(),
             missing: HashMap::new(),
             default_missing: PbMissing::Unspecified as i32,
@@ -586,6 +588,59 @@ impl WriteBuilder {
         self
     }
 
+    /// Fetches the table schema from the stream at most this often (on the next
+    /// [`append`](super::Writer::append) or [`append_batch`](super::Writer::append_batch)
+    /// after it is due), and encodes later rows for it when it changed. Off by default: the
+    /// writer takes a newer schema anyway when BigQuery reports one on a response
+    /// (`updated_schema`), and fetches it when a row carries a field its schema lacks.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use std::time::Duration;
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .schema_refresh_interval(Duration::ZERO)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// client.query("ALTER TABLE ds.people ADD COLUMN age INT64").execute().await?;
+    /// #[derive(serde::Serialize)]
+    /// struct Older { id: i64, age: i64 }
+    /// writer.append(&[Older { id: 4, age: 40 }]).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.schema_updates, 1);
+    /// let ages: Vec<(Option<i64>,)> =
+    ///     client.query("SELECT age FROM ds.people WHERE id = 4").fetch_all().await?;
+    /// assert_eq!(ages, [(Some(40),)]);
+    /// # Ok(()) }
+    /// ```
+    pub fn schema_refresh_interval(mut self, every: std::time::Duration) -> Self {
+        self.schema_refresh = Some(every);
+        self
+    }
+
     /// How NUMERIC and BIGNUMERIC values go on the wire (decimal text by default; packed
     /// bytes are fewer but not every emulator takes them).
     ///
@@ -842,6 +897,8 @@ impl WriteBuilder {
             stream: stream.name,
             kind: self.kind,
             encoder: RowEncoder::new(write_schema),
+            proto_options: options,
+            schema_refresh: self.schema_refresh,
             max_request_bytes: self.max_request_bytes,
             max_in_flight: self.max_in_flight,
             max_in_flight_bytes: self.max_in_flight_bytes,

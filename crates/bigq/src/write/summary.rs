@@ -20,6 +20,9 @@ pub struct WriteSummary {
     /// without the writer schema a connection's first request adds); at most
     /// [`max_in_flight_bytes`](super::WriteBuilder::max_in_flight_bytes) or one request.
     pub peak_in_flight_bytes: u64,
+    /// Times the writer took a newer table schema (reported by BigQuery, fetched for a field
+    /// its schema lacked, or by the periodic refresh).
+    pub schema_updates: u64,
     /// The row count FinalizeWriteStream reported, for streams other than `_default`.
     pub finalized_rows: Option<u64>,
     /// When a PENDING stream was committed.

@@ -37,6 +37,8 @@ enum Fault {
     Respond(Code),
     /// Refuse the rows at these indexes of the request.
     RowErrors(Vec<i64>),
+    /// Append the rows and report this newer table schema.
+    UpdatedSchema(gcloud_sdk::google::cloud::bigquery::storage::v1::TableSchema),
 }
 
 #[derive(Default)]
@@ -149,6 +151,10 @@ impl Fake {
             response: Some(append_rows_response::Response::AppendResult(
                 append_rows_response::AppendResult { offset: req.offset },
             )),
+            updated_schema: match &fault {
+                Some(Fault::UpdatedSchema(s)) => Some(s.clone()),
+                _ => None,
+            },
             ..Default::default()
         };
         match fault {
@@ -1022,4 +1028,131 @@ async fn a_failure_of_a_request_sent_on_time_is_returned_by_the_next_call() {
     assert!(!e.is_retryable(), "{e}");
     assert!(e.message().contains("injected"), "{e}");
     assert!(w.flush().await.is_err(), "the writer stays failed");
+}
+
+/// The writer schema's field names, where a request carries one.
+fn descriptor_fields(r: &AppendRowsRequest) -> Option<Vec<String>> {
+    match &r.rows {
+        Some(append_rows_request::Rows::ProtoRows(p)) => p.writer_schema.as_ref().map(|w| {
+            w.proto_descriptor
+                .as_ref()
+                .map(|d| d.field.iter().map(|f| f.name().to_string()).collect())
+                .unwrap_or_default()
+        }),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn an_updated_schema_on_a_response_is_taken_for_later_rows() {
+    use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
+    let field = |name: &str, t: table_field_schema::Type, mode: table_field_schema::Mode| {
+        pb::TableFieldSchema {
+            name: name.into(),
+            r#type: t as i32,
+            mode: mode as i32,
+            ..Default::default()
+        }
+    };
+    use table_field_schema::{Mode, Type};
+    let newer = pb::TableSchema {
+        fields: vec![
+            field("id", Type::Int64, Mode::Required),
+            field("name", Type::String, Mode::Nullable),
+            field("age", Type::Int64, Mode::Nullable),
+        ],
+    };
+    let fake = Fake::default();
+    fake.fault(0, Fault::UpdatedSchema(newer));
+    let mut w = open(&fake, client().await.write("d.t").max_in_flight(1)).await;
+    // Queued under the old schema while the first response is awaited.
+    w.append(&rows(0..1)).await.unwrap();
+    w.flush().await.unwrap();
+    #[derive(serde::Serialize)]
+    struct Older {
+        id: i64,
+        name: String,
+        age: i64,
+    }
+    // A field the old schema lacks is accepted now.
+    w.append(&[Older {
+        id: 1,
+        name: "x".into(),
+        age: 40,
+    }])
+    .await
+    .unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.schema_updates, 1, "{summary:?}");
+    assert_eq!(summary.rows_written, 2);
+    let st = fake.state.lock().unwrap();
+    let schemas: Vec<_> = st.requests.iter().map(descriptor_fields).collect();
+    assert_eq!(
+        schemas,
+        [
+            Some(vec!["id".to_string(), "name".to_string()]),
+            Some(vec![
+                "id".to_string(),
+                "name".to_string(),
+                "age".to_string()
+            ]),
+        ],
+        "the request after the update carries the new writer schema"
+    );
+    assert_eq!(ids(&st.streams[DEFAULT].rows), [0, 1]);
+}
+
+#[tokio::test]
+async fn rows_encoded_before_a_schema_update_keep_their_writer_schema() {
+    use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
+    use table_field_schema::{Mode, Type};
+    // A newer schema with the columns in another order: rows encoded for the old one must
+    // not be sent under it.
+    let newer = pb::TableSchema {
+        fields: vec![
+            pb::TableFieldSchema {
+                name: "name".into(),
+                r#type: Type::String as i32,
+                mode: Mode::Nullable as i32,
+                ..Default::default()
+            },
+            pb::TableFieldSchema {
+                name: "id".into(),
+                r#type: Type::Int64 as i32,
+                mode: Mode::Required as i32,
+                ..Default::default()
+            },
+        ],
+    };
+    let fake = Fake::default();
+    fake.fault(0, Fault::UpdatedSchema(newer));
+    let mut w = open(
+        &fake,
+        client()
+            .await
+            .write("d.t")
+            .max_in_flight(1)
+            .max_batch_delay(Duration::MAX),
+    )
+    .await;
+    // About 3 requests of rows in one append: the update arrives while it queues them.
+    w.append(&rows(0..150)).await.unwrap();
+    w.append(&rows(150..160)).await.unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.schema_updates, 1);
+    let st = fake.state.lock().unwrap();
+    let old = Some(vec!["id".to_string(), "name".to_string()]);
+    let new = Some(vec!["name".to_string(), "id".to_string()]);
+    let schemas: Vec<_> = st.requests.iter().map(descriptor_fields).collect();
+    // The first append's rows all go with the old schema; the second's with the new one.
+    assert_eq!(schemas.first(), Some(&old));
+    assert_eq!(schemas.last(), Some(&new), "{schemas:?}");
+    assert_eq!(
+        schemas.iter().filter(|s| **s == new).count(),
+        1,
+        "{schemas:?}"
+    );
+    let last = st.requests.last().unwrap();
+    assert_eq!(request_rows(last), 10);
+    assert_eq!(st.streams[DEFAULT].rows.len(), 160);
 }

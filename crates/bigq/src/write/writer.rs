@@ -9,12 +9,13 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use bigq_codec::proto::RowEncoder;
+use bigq_codec::proto::{ProtoOptions, RowEncoder, WriteSchema};
 use futures::StreamExt;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     AppendRowsRequest, AppendRowsResponse, ArrowRecordBatch, ArrowSchema,
-    BatchCommitWriteStreamsRequest, FinalizeWriteStreamRequest, FlushRowsRequest, ProtoRows,
-    ProtoSchema, append_rows_request, append_rows_response,
+    BatchCommitWriteStreamsRequest, FinalizeWriteStreamRequest, FlushRowsRequest,
+    GetWriteStreamRequest, ProtoRows, ProtoSchema, WriteStreamView, append_rows_request,
+    append_rows_response,
 };
 use gcloud_sdk::prost::Message;
 use serde::Serialize;
@@ -23,11 +24,13 @@ use tokio::time::Instant;
 use tonic::{Code, Status};
 
 use super::options::StreamKind;
+use super::schema::from_storage_schema;
 use super::summary::WriteSummary;
 use super::transport::{Requests, Responses, WriteTransport, control};
 use crate::client::grpc::status_error;
 use crate::error::{Error, ErrorKind, Result, RowError};
 use crate::retry::{Attempts, RetryPolicy, retry_info};
+use crate::schema::TableSchema;
 
 /// Bytes of an AppendRowsRequest besides its rows (stream name, offset, trace id, missing
 /// value settings), kept free under the size limit.
@@ -40,6 +43,9 @@ pub(crate) struct WriterConfig {
     pub(crate) stream: String,
     pub(crate) kind: StreamKind,
     pub(crate) encoder: RowEncoder,
+    pub(crate) proto_options: ProtoOptions,
+    /// How often to fetch the table schema, when asked to.
+    pub(crate) schema_refresh: Option<Duration>,
     pub(crate) max_request_bytes: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) max_in_flight_bytes: Option<usize>,
@@ -50,12 +56,23 @@ pub(crate) struct WriterConfig {
     pub(crate) retry: RetryPolicy,
 }
 
-/// The writer schema a request's rows need: the table's protobuf descriptor, or the
-/// IPC-serialized Arrow schema of the batch they came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The writer schema a request's rows need: the protobuf schema they were encoded for, or
+/// the IPC-serialized Arrow schema of the batch they came from.
+#[derive(Debug, Clone)]
 enum RowsSchema {
-    Proto,
+    Proto(Arc<WriteSchema>),
     Arrow(Arc<Vec<u8>>),
+}
+
+impl PartialEq for RowsSchema {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            // One `WriteSchema` per schema the writer has taken.
+            (RowsSchema::Proto(a), RowsSchema::Proto(b)) => Arc::ptr_eq(a, b),
+            (RowsSchema::Arrow(a), RowsSchema::Arrow(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A request sent and not yet confirmed.
@@ -132,6 +149,10 @@ struct Core {
     batch: Vec<Vec<u8>>,
     batch_bytes: usize,
     batch_first_row: u64,
+    /// The schema the rows of `batch` were encoded for.
+    batch_schema: Arc<WriteSchema>,
+    /// When the writer last fetched the table schema (or opened).
+    schema_checked: Instant,
     /// When the first row of `batch` was queued.
     batch_since: Option<Instant>,
     /// Wakes the timer when a queue starts.
@@ -186,12 +207,15 @@ impl Writer {
         }));
         let batch_started = Arc::new(Notify::new());
         let delay = cfg.max_batch_delay;
+        let batch_schema = cfg.encoder.schema().clone();
         let core = Arc::new(tokio::sync::Mutex::new(Core {
             cfg,
             arrow_schema: None,
             batch: Vec::new(),
             batch_bytes: 0,
             batch_first_row: 0,
+            batch_schema,
+            schema_checked: Instant::now(),
             batch_since: None,
             batch_started: batch_started.clone(),
             in_flight: VecDeque::new(),
@@ -575,6 +599,53 @@ impl Core {
 
     async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
         self.check_failed()?;
+        self.refresh_if_due().await?;
+        let encoded = match self.encode(rows) {
+            Ok(encoded) => encoded,
+            // A field the writer's schema lacks may be a column added since: fetch the
+            // table schema once, and encode again if it changed.
+            // (A failed fetch leaves the encode error, which names the field.)
+            Err(e) if self.lacks_field(&e) && matches!(self.refresh_schema().await, Ok(true)) => {
+                self.encode(rows)?
+            }
+            Err(e) => return Err(e),
+        };
+        let schema = self.cfg.encoder.schema().clone();
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        for row in encoded {
+            let size = framed(row.len());
+            // Rows encoded for another schema (taken while this append waited) go in a
+            // request of their own, with their own writer schema.
+            if self.batch_bytes + size > limit
+                || (!self.batch.is_empty() && !Arc::ptr_eq(&self.batch_schema, &schema))
+            {
+                self.send_batch().await?;
+            }
+            if self.batch.is_empty() {
+                self.batch_first_row = self.rows_seen;
+                self.batch_schema = schema.clone();
+                self.batch_since = Some(Instant::now());
+                self.batch_started.notify_one();
+            }
+            self.batch.push(row);
+            self.batch_bytes += size;
+            self.rows_seen += 1;
+            if self
+                .cfg
+                .max_batch_rows
+                .is_some_and(|n| self.batch.len() >= n)
+            {
+                self.send_batch().await?;
+            }
+        }
+        if self.cfg.max_batch_delay.is_zero() {
+            self.send_batch().await?;
+        }
+        Ok(())
+    }
+
+    /// `rows` encoded for the writer's schema, each within a request.
+    fn encode<T: Serialize>(&mut self, rows: &[T]) -> Result<Vec<Vec<u8>>> {
         let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
         let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
         for (i, row) in rows.iter().enumerate() {
@@ -598,50 +669,100 @@ impl Core {
             }
             encoded.push(buf);
         }
-        for row in encoded {
-            let size = framed(row.len());
-            if self.batch_bytes + size > limit {
-                self.send_batch().await?;
-            }
-            if self.batch.is_empty() {
-                self.batch_first_row = self.rows_seen;
-                self.batch_since = Some(Instant::now());
-                self.batch_started.notify_one();
-            }
-            self.batch.push(row);
-            self.batch_bytes += size;
-            self.rows_seen += 1;
-            if self
-                .cfg
-                .max_batch_rows
-                .is_some_and(|n| self.batch.len() >= n)
-            {
-                self.send_batch().await?;
+        Ok(encoded)
+    }
+
+    /// Whether `e` is a row's field that is no column of the writer's schema.
+    fn lacks_field(&self, e: &Error) -> bool {
+        let Some(column) = e.codec_error().and_then(|c| c.column()) else {
+            return false;
+        };
+        let mut fields = &self.cfg.encoder.schema().table_schema().fields;
+        for name in column.split('.') {
+            match fields.iter().find(|f| f.name.eq_ignore_ascii_case(name)) {
+                Some(f) => fields = &f.fields,
+                None => return true,
             }
         }
-        if self.cfg.max_batch_delay.is_zero() {
-            self.send_batch().await?;
+        false
+    }
+
+    /// Fetches the table schema when the periodic refresh asked for is due.
+    async fn refresh_if_due(&mut self) -> Result<()> {
+        if self
+            .cfg
+            .schema_refresh
+            .is_some_and(|every| self.schema_checked.elapsed() >= every)
+        {
+            self.refresh_schema().await?;
         }
         Ok(())
     }
 
+    /// Fetches the table schema from the stream (GetWriteStream) and takes it if it differs
+    /// from the writer's; says whether it did.
+    async fn refresh_schema(&mut self) -> Result<bool> {
+        let req = GetWriteStreamRequest {
+            name: self.cfg.stream.clone(),
+            view: WriteStreamView::Full as i32,
+        };
+        let transport = &self.cfg.transport;
+        let stream = control(&self.cfg.retry, "GetWriteStream", || {
+            transport.get_write_stream(req.clone())
+        })
+        .await?;
+        self.schema_checked = Instant::now();
+        match stream.table_schema {
+            Some(s) => self.take_schema(&from_storage_schema(&s)?),
+            None => Ok(false),
+        }
+    }
+
+    /// Encodes later rows for `schema` if it differs from the writer's; says whether it
+    /// did. Rows encoded before keep the schema they were encoded for.
+    fn take_schema(&mut self, schema: &TableSchema) -> Result<bool> {
+        if self.cfg.encoder.schema().table_schema() == schema {
+            return Ok(false);
+        }
+        let write_schema =
+            WriteSchema::with_options(schema, self.cfg.proto_options).map_err(Error::from)?;
+        tracing::debug!(
+            columns = schema.fields.len(),
+            "Storage Write: the table schema changed"
+        );
+        self.cfg.encoder = RowEncoder::new(write_schema);
+        self.tally(|s| s.schema_updates += 1);
+        Ok(true)
+    }
+
     async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_failed()?;
-        let table = self.cfg.encoder.schema().table_schema();
-        for field in batch.schema().fields() {
-            if !table
-                .fields
+        self.refresh_if_due().await?;
+        let missing = |core: &Core| {
+            let table = core.cfg.encoder.schema().table_schema();
+            batch
+                .schema()
+                .fields()
                 .iter()
-                .any(|f| f.name.eq_ignore_ascii_case(field.name()))
-            {
-                return Err(Error::new(
-                    ErrorKind::Encode,
-                    format!(
-                        "the batch has a column {:?} that the table does not have",
-                        field.name()
-                    ),
-                ));
-            }
+                .find(|field| {
+                    !table
+                        .fields
+                        .iter()
+                        .any(|f| f.name.eq_ignore_ascii_case(field.name()))
+                })
+                .map(|field| field.name().clone())
+        };
+        // A column the writer's schema lacks may have been added since: fetch the table
+        // schema once before refusing it.
+        let mut unknown = missing(self);
+        if unknown.is_some() && matches!(self.refresh_schema().await, Ok(true)) {
+            unknown = missing(self);
+        }
+        if let Some(name) = unknown {
+            return Err(Error::new(
+                ErrorKind::Encode,
+                format!("the batch has a column {name:?} that the table does not have"),
+            ));
         }
         let schema = self.arrow_schema_bytes(&batch.schema())?;
         let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
@@ -765,7 +886,8 @@ impl Core {
             }),
         });
         let first_row = self.batch_first_row;
-        self.send_new(rows, RowsSchema::Proto, n, first_row).await
+        let schema = RowsSchema::Proto(self.batch_schema.clone());
+        self.send_new(rows, schema, n, first_row).await
     }
 
     /// Sends a new request of `n` rows starting at the writer's row `first_row`, with the
@@ -838,7 +960,7 @@ impl Core {
         // writer schema (a connection's first, or a change of format) is copied to add it.
         let request = if new_connection || schema_changed {
             let mut request = AppendRowsRequest::clone(&sent.request);
-            self.set_schema(&mut request, &sent.schema);
+            Self::set_schema(&mut request, &sent.schema);
             Arc::new(request)
         } else {
             sent.request.clone()
@@ -872,11 +994,11 @@ impl Core {
         Ok(())
     }
 
-    fn set_schema(&self, request: &mut AppendRowsRequest, schema: &RowsSchema) {
+    fn set_schema(request: &mut AppendRowsRequest, schema: &RowsSchema) {
         match (&mut request.rows, schema) {
-            (Some(append_rows_request::Rows::ProtoRows(data)), _) => {
+            (Some(append_rows_request::Rows::ProtoRows(data)), RowsSchema::Proto(schema)) => {
                 data.writer_schema = Some(ProtoSchema {
-                    proto_descriptor: Some(self.cfg.encoder.schema().descriptor().clone()),
+                    proto_descriptor: Some(schema.descriptor().clone()),
                 });
             }
             (Some(append_rows_request::Rows::ArrowRows(data)), RowsSchema::Arrow(bytes)) => {
@@ -898,6 +1020,7 @@ impl Core {
         let mut attempts: Option<Attempts> = None;
         let idle = self.cfg.retry.idle_timeout;
         loop {
+            let mut updated_schema = None;
             let outcome = match self.connection.as_mut() {
                 None => Outcome::Retry(Status::unavailable("not connected")),
                 // A connection that answers nothing for the idle timeout is reopened and the
@@ -906,7 +1029,10 @@ impl Core {
                     Err(_) => Outcome::Retry(Status::deadline_exceeded(format!(
                         "AppendRows: no response for the idle timeout ({idle:.1?})"
                     ))),
-                    Ok(Some(Ok(resp))) => self.outcome(resp),
+                    Ok(Some(Ok(mut resp))) => {
+                        updated_schema = resp.updated_schema.take();
+                        self.outcome(resp)
+                    }
                     Ok(Some(Err(status))) => self.status_outcome(status),
                     Ok(None) => Outcome::Retry(Status::unavailable(
                         "the AppendRows stream ended with requests unanswered",
@@ -918,6 +1044,14 @@ impl Core {
                     if let Some(done) = self.in_flight.pop_front() {
                         self.in_flight_bytes -= done.bytes;
                         self.tally(|s| s.rows_written += done.rows as u64);
+                    }
+                    // BigQuery reports a newer table schema: later rows are encoded for it.
+                    // One the writer cannot encode for leaves it on the schema it has.
+                    if let Some(schema) = updated_schema
+                        && let Err(e) =
+                            from_storage_schema(&schema).and_then(|s| self.take_schema(&s))
+                    {
+                        tracing::debug!(error = %e, "Storage Write: an updated schema not taken");
                     }
                     return Ok(());
                 }
