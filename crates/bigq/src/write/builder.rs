@@ -891,7 +891,7 @@ impl WriteBuilder {
         };
         let options = ProtoOptions::default().with_numeric(self.numeric);
         let write_schema = WriteSchema::with_options(&schema, options).map_err(Error::from)?;
-        Ok(Writer::new(WriterConfig {
+        Writer::new(WriterConfig {
             transport,
             table_path: table,
             stream: stream.name,
@@ -907,6 +907,6 @@ impl WriteBuilder {
             missing_value_interpretations: self.missing,
             default_missing_value_interpretation: self.default_missing,
             retry,
-        }))
+        })
     }
 }

@@ -1156,3 +1156,21 @@ async fn rows_encoded_before_a_schema_update_keep_their_writer_schema() {
     assert_eq!(request_rows(last), 10);
     assert_eq!(st.streams[DEFAULT].rows.len(), 160);
 }
+
+#[test]
+fn a_writer_outside_a_tokio_runtime_is_a_config_error() {
+    let client = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(client());
+    let fake = Fake::default();
+    let e = futures::executor::block_on(
+        client
+            .write("d.t")
+            .schema(schema())
+            .open_with(Arc::new(fake), fast_retries()),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
+    assert!(e.to_string().contains("Tokio runtime"), "{e}");
+}

@@ -199,7 +199,8 @@ enum Outcome {
 }
 
 impl Writer {
-    pub(crate) fn new(cfg: WriterConfig) -> Self {
+    /// The writer, with its task for the batch delay on the current Tokio runtime.
+    pub(crate) fn new(cfg: WriterConfig) -> Result<Self> {
         let stream = cfg.stream.clone();
         let summary = Arc::new(std::sync::Mutex::new(WriteSummary {
             stream: stream.clone(),
@@ -226,15 +227,18 @@ impl Writer {
             summary: summary.clone(),
             failed: None,
         }));
+        // The writer's waits (responses, retries) run on Tokio's timers, and so does its task.
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::config("a Storage Write writer needs a Tokio runtime"))?;
         // A zero delay sends the queue at the end of each `append`, with no task.
         let timer = (!delay.is_zero())
-            .then(|| tokio::spawn(batch_timer(Arc::downgrade(&core), batch_started, delay)));
-        Writer {
+            .then(|| runtime.spawn(batch_timer(Arc::downgrade(&core), batch_started, delay)));
+        Ok(Writer {
             core,
             stream,
             summary,
             timer,
-        }
+        })
     }
 }
 
