@@ -209,6 +209,7 @@ fn append_rows(
     tokio::spawn(async move {
         let mut name = String::new();
         let mut schema = None;
+        let mut table_schema = None;
         let mut answered = 0u64;
         loop {
             let req = match inbound.message().await {
@@ -228,7 +229,7 @@ fn append_rows(
                     .await;
                 return;
             }
-            let resp = write.append(req, &mut name, &mut schema);
+            let resp = write.append(req, &mut name, &mut schema, &mut table_schema);
             answered += 1;
             let applied = matches!(
                 resp.response,

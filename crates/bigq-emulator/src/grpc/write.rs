@@ -640,8 +640,52 @@ impl WriteService {
         })
     }
 
-    /// One `AppendRows` request of a connection whose writer schema so far is `schema`.
+    /// One `AppendRows` request of a connection whose writer schema so far is `schema`, and
+    /// whose table schema so far is `table_schema`: an append after the table's schema
+    /// changed (`ALTER TABLE ADD COLUMN`, a tables.patch or update adding a field) reports
+    /// the new one in `updated_schema`, once per change on the connection.
     pub fn append(
+        &self,
+        req: AppendRowsRequest,
+        stream_name: &mut String,
+        schema: &mut Option<WriterSchema>,
+        table_schema: &mut Option<pb::TableSchema>,
+    ) -> AppendRowsResponse {
+        let mut resp = self.append_once(req, stream_name, schema);
+        let appended = matches!(
+            resp.response,
+            Some(append_rows_response::Response::AppendResult(_))
+        );
+        if !appended {
+            return resp;
+        }
+        let Some(table) = self
+            .stream_table(stream_name)
+            .and_then(|t| self.table(&t).ok())
+        else {
+            return resp;
+        };
+        let now = self::table_schema(&table);
+        match table_schema {
+            Some(seen) if *seen != now => {
+                resp.updated_schema = Some(now.clone());
+                *seen = now;
+            }
+            Some(_) => {}
+            None => *table_schema = Some(now),
+        }
+        resp
+    }
+
+    /// The table a write stream (`_default` or created) writes to.
+    fn stream_table(&self, name: &str) -> Option<TableRef> {
+        default_stream_table(name).or_else(|| {
+            let streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+            streams.get(name).map(|s| s.table.clone())
+        })
+    }
+
+    fn append_once(
         &self,
         req: AppendRowsRequest,
         stream_name: &mut String,

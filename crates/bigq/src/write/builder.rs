@@ -10,7 +10,8 @@ use gcloud_sdk::google::cloud::bigquery::storage::v1::{
 };
 
 use super::options::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES, MissingValue, StreamKind,
+    DEFAULT_MAX_BATCH_DELAY, DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES,
+    MissingValue, StreamKind,
 };
 use super::schema::from_storage_schema;
 use super::transport::{GrpcWrite, WriteTransport, control};
@@ -32,6 +33,10 @@ pub struct WriteBuilder {
     schema: Option<TableSchema>,
     max_request_bytes: usize,
     max_in_flight: usize,
+    max_in_flight_bytes: Option<usize>,
+    max_batch_rows: Option<usize>,
+    max_batch_delay: std::time::Duration,
+    schema_refresh: Option<std::time::Duration>,
     numeric: NumericEncoding,
     missing: HashMap<String, i32>,
     default_missing: i32,
@@ -81,6 +86,10 @@ impl Client {
             schema: None,
             max_request_bytes: DEFAULT_REQUEST_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight_bytes: None,
+            max_batch_rows: None,
+            max_batch_delay: DEFAULT_MAX_BATCH_DELAY,
+            schema_refresh: None,
             numeric: NumericEncoding::default(),
             missing: HashMap::new(),
             default_missing: PbMissing::Unspecified as i32,
@@ -426,6 +435,212 @@ impl WriteBuilder {
         self
     }
 
+    /// The most bytes of requests awaiting their response (protobuf-encoded, as queued),
+    /// beside [`max_in_flight`](Self::max_in_flight); the producer waits when the next
+    /// request would pass it. No bound by default (beyond `max_in_flight` requests of
+    /// `max_request_bytes`); at least `max_request_bytes`, so that one request always fits.
+    /// [`WriteSummary::peak_in_flight_bytes`](super::WriteSummary::peak_in_flight_bytes)
+    /// reports the most there were.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .max_request_bytes(64 * 1024)
+    ///     .max_batch_rows(1)
+    ///     .max_in_flight_bytes(64 * 1024)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.requests, 3);
+    /// assert!(summary.peak_in_flight_bytes <= 64 * 1024);
+    /// // Under one request is refused.
+    /// let e = client
+    ///     .write("ds.people")
+    ///     .max_in_flight_bytes(1024)
+    ///     .open()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(e.kind(), bigq::ErrorKind::Config);
+    /// # Ok(()) }
+    /// ```
+    pub fn max_in_flight_bytes(mut self, bytes: usize) -> Self {
+        self.max_in_flight_bytes = Some(bytes);
+        self
+    }
+
+    /// The most rows in one request: the queue is sent when it holds `n` rows, even under
+    /// `max_request_bytes` (no bound by default; at least 1).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// let mut writer = client.write("ds.people").max_batch_rows(2).open().await?;
+    /// writer.append(&people).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.requests, 2, "two rows, then one");
+    /// assert_eq!(count(client).await?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn max_batch_rows(mut self, n: usize) -> Self {
+        self.max_batch_rows = Some(n);
+        self
+    }
+
+    /// How long the first row of a partly filled request waits before the request is sent
+    /// ([`DEFAULT_MAX_BATCH_DELAY`](super::DEFAULT_MAX_BATCH_DELAY), 100 ms, by default). A
+    /// task of the writer's sends it, so a producer that appends a row now and then sees it
+    /// written within the delay and a round trip, without calling
+    /// [`flush`](super::Writer::flush). `Duration::ZERO` sends what each
+    /// [`append`](super::Writer::append) queued before it returns; `Duration::MAX` waits for
+    /// a full request or a flush.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use std::time::Duration;
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .max_batch_delay(Duration::from_millis(20))
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// // No flush: the rows are sent once they have waited 20 ms.
+    /// let mut n = 0;
+    /// for _ in 0..500 {
+    ///     n = count(client.clone()).await?;
+    ///     if n == 3 {
+    ///         break;
+    ///     }
+    ///     tokio::time::sleep(Duration::from_millis(10)).await;
+    /// }
+    /// assert_eq!(n, 3);
+    /// writer.finish().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_batch_delay(mut self, delay: std::time::Duration) -> Self {
+        self.max_batch_delay = delay;
+        self
+    }
+
+    /// Fetches the table schema from the stream at most this often (on the next
+    /// [`append`](super::Writer::append) or [`append_batch`](super::Writer::append_batch)
+    /// after it is due), and encodes later rows for it when it changed. Off by default: the
+    /// writer takes a newer schema anyway when BigQuery reports one on a response
+    /// (`updated_schema`), and fetches it when a row carries a field its schema lacks.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # client.create_table(bigq::admin::Table::new("ds.people", schema.clone())).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let people: Vec<Person> = (1..=3).map(|id| Person { id, name: Some(format!("p{id}")) }).collect();
+    /// # let count = |client: bigq::Client| async move {
+    /// #     let n: Vec<(i64,)> = client.query("SELECT COUNT(*) FROM ds.people").fetch_all().await?;
+    /// #     Ok::<i64, bigq::Error>(n[0].0)
+    /// # };
+    /// use std::time::Duration;
+    /// let mut writer = client
+    ///     .write("ds.people")
+    ///     .schema_refresh_interval(Duration::ZERO)
+    ///     .open()
+    ///     .await?;
+    /// writer.append(&people).await?;
+    /// client.query("ALTER TABLE ds.people ADD COLUMN age INT64").execute().await?;
+    /// #[derive(serde::Serialize)]
+    /// struct Older { id: i64, age: i64 }
+    /// writer.append(&[Older { id: 4, age: 40 }]).await?;
+    /// let summary = writer.finish().await?;
+    /// assert_eq!(summary.schema_updates, 1);
+    /// let ages: Vec<(Option<i64>,)> =
+    ///     client.query("SELECT age FROM ds.people WHERE id = 4").fetch_all().await?;
+    /// assert_eq!(ages, [(Some(40),)]);
+    /// # Ok(()) }
+    /// ```
+    pub fn schema_refresh_interval(mut self, every: std::time::Duration) -> Self {
+        self.schema_refresh = Some(every);
+        self
+    }
+
     /// How NUMERIC and BIGNUMERIC values go on the wire (decimal text by default; packed
     /// bytes are fewer but not every emulator takes them).
     ///
@@ -621,6 +836,17 @@ impl WriteBuilder {
         if self.max_in_flight == 0 {
             return Err(Error::config("max_in_flight must be at least 1"));
         }
+        if let Some(bytes) = self.max_in_flight_bytes
+            && bytes < self.max_request_bytes
+        {
+            return Err(Error::config(format!(
+                "max_in_flight_bytes ({bytes}) must be at least max_request_bytes ({}), so that one request fits",
+                self.max_request_bytes
+            )));
+        }
+        if self.max_batch_rows == Some(0) {
+            return Err(Error::config("max_batch_rows must be at least 1"));
+        }
         let table = id.path();
         let stream: WriteStream = if self.kind == StreamKind::Default {
             let name = format!("{table}/streams/_default");
@@ -665,17 +891,22 @@ impl WriteBuilder {
         };
         let options = ProtoOptions::default().with_numeric(self.numeric);
         let write_schema = WriteSchema::with_options(&schema, options).map_err(Error::from)?;
-        Ok(Writer::new(WriterConfig {
+        Writer::new(WriterConfig {
             transport,
             table_path: table,
             stream: stream.name,
             kind: self.kind,
             encoder: RowEncoder::new(write_schema),
+            proto_options: options,
+            schema_refresh: self.schema_refresh,
             max_request_bytes: self.max_request_bytes,
             max_in_flight: self.max_in_flight,
+            max_in_flight_bytes: self.max_in_flight_bytes,
+            max_batch_rows: self.max_batch_rows,
+            max_batch_delay: self.max_batch_delay,
             missing_value_interpretations: self.missing,
             default_missing_value_interpretation: self.default_missing,
             retry,
-        }))
+        })
     }
 }

@@ -6,7 +6,10 @@
 //! (fetched from the stream, or given with [`WriteBuilder::schema`]), packed into
 //! `AppendRows` requests of at most [`max_request_bytes`](WriteBuilder::max_request_bytes)
 //! (10 MB by default) with at most [`max_in_flight`](WriteBuilder::max_in_flight) (8)
-//! awaiting their response. Arrow `RecordBatch`es go in as they are with
+//! awaiting their response; a partly filled request is sent once its first row has waited
+//! [`max_batch_delay`](WriteBuilder::max_batch_delay) (100 ms). A column added to the table
+//! while the writer is open is taken up when BigQuery reports the new schema or a row
+//! carries it. Arrow `RecordBatch`es go in as they are with
 //! [`Writer::append_batch`] (the API's `arrow_rows` format), split into requests under the
 //! same limit; the two formats may be mixed on one writer.
 //!
@@ -84,6 +87,9 @@ mod tests;
 pub use crate::error::RowError;
 pub use bigq_codec::proto::NumericEncoding;
 pub use builder::WriteBuilder;
-pub use options::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES, MissingValue};
+pub use options::{
+    DEFAULT_MAX_BATCH_DELAY, DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES,
+    MissingValue,
+};
 pub use summary::WriteSummary;
 pub use writer::Writer;

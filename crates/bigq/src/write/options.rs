@@ -1,5 +1,7 @@
 //! A writer's options: the stream type, what BigQuery does with missing columns, and the
-//! request limits.
+//! request limits and batching triggers.
+
+use std::time::Duration;
 
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     append_rows_request::MissingValueInterpretation as PbMissing, write_stream,
@@ -11,6 +13,8 @@ pub const MAX_REQUEST_BYTES: usize = 20 * 1024 * 1024;
 pub const DEFAULT_REQUEST_BYTES: usize = 10 * 1024 * 1024;
 /// The default number of requests awaiting their response.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 8;
+/// How long the first queued row waits, by default, before its partly filled request is sent.
+pub const DEFAULT_MAX_BATCH_DELAY: Duration = Duration::from_millis(100);
 
 /// The type of write stream, and with it the delivery guarantee; chosen with
 /// [`WriteBuilder`](super::WriteBuilder)'s `default_stream`, `committed`, `pending` and

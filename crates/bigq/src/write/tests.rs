@@ -37,6 +37,8 @@ enum Fault {
     Respond(Code),
     /// Refuse the rows at these indexes of the request.
     RowErrors(Vec<i64>),
+    /// Append the rows and report this newer table schema.
+    UpdatedSchema(gcloud_sdk::google::cloud::bigquery::storage::v1::TableSchema),
 }
 
 #[derive(Default)]
@@ -149,6 +151,10 @@ impl Fake {
             response: Some(append_rows_response::Response::AppendResult(
                 append_rows_response::AppendResult { offset: req.offset },
             )),
+            updated_schema: match &fault {
+                Some(Fault::UpdatedSchema(s)) => Some(s.clone()),
+                _ => None,
+            },
             ..Default::default()
         };
         match fault {
@@ -563,7 +569,7 @@ async fn a_fast_producer_waits_for_the_window() {
         let mut w = w;
         // About 10 requests of rows.
         w.append(&rows(0..600)).await.unwrap();
-        let in_flight = w.in_flight();
+        let in_flight = w.in_flight().await;
         (w, in_flight)
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -833,4 +839,338 @@ async fn a_batch_column_the_table_lacks_is_refused() {
     assert_eq!(e.kind(), crate::ErrorKind::Encode);
     assert!(e.to_string().contains("\"nope\""), "{e}");
     assert_eq!(w.finish().await.unwrap().requests, 0);
+}
+
+/// Waits (up to a generous bound) until the fake has `n` rows on `stream`.
+async fn wait_for_rows(fake: &Fake, stream: &str, n: usize) -> Vec<i64> {
+    for _ in 0..1000 {
+        let got = fake.rows(stream);
+        if got.len() >= n {
+            return ids(&got);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    ids(&fake.rows(stream))
+}
+
+#[tokio::test]
+async fn a_partly_filled_request_is_sent_after_the_batch_delay() {
+    let fake = Fake::default();
+    let mut w = open(
+        &fake,
+        client()
+            .await
+            .write("d.t")
+            .max_batch_delay(Duration::from_millis(20)),
+    )
+    .await;
+    // A trickle producer: one row at a time, never a flush until the end.
+    for id in 0..5 {
+        w.append(&rows(id..id + 1)).await.unwrap();
+        let got = wait_for_rows(&fake, DEFAULT, id as usize + 1).await;
+        assert_eq!(
+            got,
+            (0..=id).collect::<Vec<_>>(),
+            "row {id} written without a flush"
+        );
+    }
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.rows_written, 5);
+    assert_eq!(summary.requests, 5, "one request per row sent on time");
+}
+
+#[tokio::test]
+async fn a_zero_batch_delay_sends_each_append_before_it_returns() {
+    let fake = Fake::default();
+    let mut w = open(
+        &fake,
+        client().await.write("d.t").max_batch_delay(Duration::ZERO),
+    )
+    .await;
+    w.append(&rows(0..3)).await.unwrap();
+    w.append(&rows(3..4)).await.unwrap();
+    // Sent already: the requests reach the server before any flush.
+    let rows = wait_for_rows(&fake, DEFAULT, 4).await;
+    assert_eq!(rows, [0, 1, 2, 3]);
+    let sent: Vec<usize> = fake
+        .state
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .map(request_rows)
+        .collect();
+    assert_eq!(sent, [3, 1]);
+    w.finish().await.unwrap();
+    assert_eq!(ids(&fake.rows(DEFAULT)), [0, 1, 2, 3]);
+}
+
+#[tokio::test]
+async fn max_batch_rows_bounds_the_rows_of_a_request() {
+    let fake = Fake::default();
+    let mut w = open(&fake, client().await.write("d.t").max_batch_rows(7)).await;
+    w.append(&rows(0..20)).await.unwrap();
+    w.finish().await.unwrap();
+    let sent: Vec<usize> = fake
+        .state
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .map(request_rows)
+        .collect();
+    assert_eq!(sent, [7, 7, 6]);
+    assert_eq!(ids(&fake.rows(DEFAULT)), (0..20).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn bytes_in_flight_stay_under_their_bound() {
+    let gate = Arc::new(Semaphore::new(0));
+    let fake = Fake {
+        gate: Some(gate.clone()),
+        ..Default::default()
+    };
+    // Requests of about 20 KB (20 rows of 1 KB), at most 64 KiB of them in flight: three.
+    let bound = 64 * 1024;
+    let w = client()
+        .await
+        .write("d.t")
+        .schema(schema())
+        .max_request_bytes(64 * 1024)
+        .max_batch_rows(20)
+        .max_in_flight_bytes(bound)
+        .open_with(Arc::new(fake.clone()), fast_retries())
+        .await
+        .unwrap();
+    let task = tokio::spawn(async move {
+        let mut w = w;
+        w.append(&rows(0..200)).await.unwrap();
+        w
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !task.is_finished(),
+        "append waits while the bytes bound is full"
+    );
+    let sent: Vec<usize> = {
+        let st = fake.state.lock().unwrap();
+        st.requests.iter().map(|r| r.encoded_len()).collect()
+    };
+    assert_eq!(
+        sent.len(),
+        3,
+        "three requests of about 20 KB fit in 64 KiB: {sent:?}"
+    );
+    gate.add_permits(1000);
+    let w = task.await.unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.rows_written, 200);
+    assert!(
+        summary.peak_in_flight_bytes <= bound as u64,
+        "{} bytes in flight over the bound of {bound}",
+        summary.peak_in_flight_bytes
+    );
+    assert!(summary.peak_in_flight_bytes > 40_000, "{summary:?}");
+    assert_eq!(ids(&fake.rows(DEFAULT)), (0..200).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn batching_options_out_of_range_are_config_errors() {
+    let fake = Fake::default();
+    for b in [
+        client().await.write("d.t").max_batch_rows(0),
+        client()
+            .await
+            .write("d.t")
+            .max_request_bytes(1024 * 1024)
+            .max_in_flight_bytes(1024 * 1024 - 1),
+    ] {
+        let e = b
+            .schema(schema())
+            .open_with(Arc::new(fake.clone()), fast_retries())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
+        assert!(e.to_string().contains("max_"), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_failure_of_a_request_sent_on_time_is_returned_by_the_next_call() {
+    let fake = Fake::default();
+    fake.fault(0, Fault::Respond(Code::InvalidArgument));
+    let mut w = open(
+        &fake,
+        client()
+            .await
+            .write("d.t")
+            .max_batch_delay(Duration::from_millis(5))
+            .max_in_flight(1),
+    )
+    .await;
+    w.append(&rows(0..1)).await.unwrap();
+    // The request goes out on time; its failure is read when the next one needs the slot.
+    for _ in 0..1000 {
+        if !fake.state.lock().unwrap().requests.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut failed = None;
+    for id in 1..200 {
+        if let Err(e) = w.append(&rows(id..id + 1)).await {
+            failed = Some(e);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let e = failed.expect("the writer reports the failed request");
+    assert!(!e.is_retryable(), "{e}");
+    assert!(e.message().contains("injected"), "{e}");
+    assert!(w.flush().await.is_err(), "the writer stays failed");
+}
+
+/// The writer schema's field names, where a request carries one.
+fn descriptor_fields(r: &AppendRowsRequest) -> Option<Vec<String>> {
+    match &r.rows {
+        Some(append_rows_request::Rows::ProtoRows(p)) => p.writer_schema.as_ref().map(|w| {
+            w.proto_descriptor
+                .as_ref()
+                .map(|d| d.field.iter().map(|f| f.name().to_string()).collect())
+                .unwrap_or_default()
+        }),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn an_updated_schema_on_a_response_is_taken_for_later_rows() {
+    use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
+    let field = |name: &str, t: table_field_schema::Type, mode: table_field_schema::Mode| {
+        pb::TableFieldSchema {
+            name: name.into(),
+            r#type: t as i32,
+            mode: mode as i32,
+            ..Default::default()
+        }
+    };
+    use table_field_schema::{Mode, Type};
+    let newer = pb::TableSchema {
+        fields: vec![
+            field("id", Type::Int64, Mode::Required),
+            field("name", Type::String, Mode::Nullable),
+            field("age", Type::Int64, Mode::Nullable),
+        ],
+    };
+    let fake = Fake::default();
+    fake.fault(0, Fault::UpdatedSchema(newer));
+    let mut w = open(&fake, client().await.write("d.t").max_in_flight(1)).await;
+    // Queued under the old schema while the first response is awaited.
+    w.append(&rows(0..1)).await.unwrap();
+    w.flush().await.unwrap();
+    #[derive(serde::Serialize)]
+    struct Older {
+        id: i64,
+        name: String,
+        age: i64,
+    }
+    // A field the old schema lacks is accepted now.
+    w.append(&[Older {
+        id: 1,
+        name: "x".into(),
+        age: 40,
+    }])
+    .await
+    .unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.schema_updates, 1, "{summary:?}");
+    assert_eq!(summary.rows_written, 2);
+    let st = fake.state.lock().unwrap();
+    let schemas: Vec<_> = st.requests.iter().map(descriptor_fields).collect();
+    assert_eq!(
+        schemas,
+        [
+            Some(vec!["id".to_string(), "name".to_string()]),
+            Some(vec![
+                "id".to_string(),
+                "name".to_string(),
+                "age".to_string()
+            ]),
+        ],
+        "the request after the update carries the new writer schema"
+    );
+    assert_eq!(ids(&st.streams[DEFAULT].rows), [0, 1]);
+}
+
+#[tokio::test]
+async fn rows_encoded_before_a_schema_update_keep_their_writer_schema() {
+    use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
+    use table_field_schema::{Mode, Type};
+    // A newer schema with the columns in another order: rows encoded for the old one must
+    // not be sent under it.
+    let newer = pb::TableSchema {
+        fields: vec![
+            pb::TableFieldSchema {
+                name: "name".into(),
+                r#type: Type::String as i32,
+                mode: Mode::Nullable as i32,
+                ..Default::default()
+            },
+            pb::TableFieldSchema {
+                name: "id".into(),
+                r#type: Type::Int64 as i32,
+                mode: Mode::Required as i32,
+                ..Default::default()
+            },
+        ],
+    };
+    let fake = Fake::default();
+    fake.fault(0, Fault::UpdatedSchema(newer));
+    let mut w = open(
+        &fake,
+        client()
+            .await
+            .write("d.t")
+            .max_in_flight(1)
+            .max_batch_delay(Duration::MAX),
+    )
+    .await;
+    // About 3 requests of rows in one append: the update arrives while it queues them.
+    w.append(&rows(0..150)).await.unwrap();
+    w.append(&rows(150..160)).await.unwrap();
+    let summary = w.finish().await.unwrap();
+    assert_eq!(summary.schema_updates, 1);
+    let st = fake.state.lock().unwrap();
+    let old = Some(vec!["id".to_string(), "name".to_string()]);
+    let new = Some(vec!["name".to_string(), "id".to_string()]);
+    let schemas: Vec<_> = st.requests.iter().map(descriptor_fields).collect();
+    // The first append's rows all go with the old schema; the second's with the new one.
+    assert_eq!(schemas.first(), Some(&old));
+    assert_eq!(schemas.last(), Some(&new), "{schemas:?}");
+    assert_eq!(
+        schemas.iter().filter(|s| **s == new).count(),
+        1,
+        "{schemas:?}"
+    );
+    let last = st.requests.last().unwrap();
+    assert_eq!(request_rows(last), 10);
+    assert_eq!(st.streams[DEFAULT].rows.len(), 160);
+}
+
+#[test]
+fn a_writer_outside_a_tokio_runtime_is_a_config_error() {
+    let client = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(client());
+    let fake = Fake::default();
+    let e = futures::executor::block_on(
+        client
+            .write("d.t")
+            .schema(schema())
+            .open_with(Arc::new(fake), fast_retries()),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Config, "{e}");
+    assert!(e.to_string().contains("Tokio runtime"), "{e}");
 }

@@ -3,29 +3,34 @@
 //! again (at their offsets, where the stream has them).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use bigq_codec::proto::RowEncoder;
+use bigq_codec::proto::{ProtoOptions, RowEncoder, WriteSchema};
 use futures::StreamExt;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     AppendRowsRequest, AppendRowsResponse, ArrowRecordBatch, ArrowSchema,
-    BatchCommitWriteStreamsRequest, FinalizeWriteStreamRequest, FlushRowsRequest, ProtoRows,
-    ProtoSchema, append_rows_request, append_rows_response,
+    BatchCommitWriteStreamsRequest, FinalizeWriteStreamRequest, FlushRowsRequest,
+    GetWriteStreamRequest, ProtoRows, ProtoSchema, WriteStreamView, append_rows_request,
+    append_rows_response,
 };
 use gcloud_sdk::prost::Message;
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
 use tonic::{Code, Status};
 
 use super::options::StreamKind;
+use super::schema::from_storage_schema;
 use super::summary::WriteSummary;
 use super::transport::{Requests, Responses, WriteTransport, control};
 use crate::client::grpc::status_error;
 use crate::error::{Error, ErrorKind, Result, RowError};
 use crate::retry::{Attempts, RetryPolicy, retry_info};
+use crate::schema::TableSchema;
 
 /// Bytes of an AppendRowsRequest besides its rows (stream name, offset, trace id, missing
 /// value settings), kept free under the size limit.
@@ -38,19 +43,36 @@ pub(crate) struct WriterConfig {
     pub(crate) stream: String,
     pub(crate) kind: StreamKind,
     pub(crate) encoder: RowEncoder,
+    pub(crate) proto_options: ProtoOptions,
+    /// How often to fetch the table schema, when asked to.
+    pub(crate) schema_refresh: Option<Duration>,
     pub(crate) max_request_bytes: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_in_flight_bytes: Option<usize>,
+    pub(crate) max_batch_rows: Option<usize>,
+    pub(crate) max_batch_delay: Duration,
     pub(crate) missing_value_interpretations: HashMap<String, i32>,
     pub(crate) default_missing_value_interpretation: i32,
     pub(crate) retry: RetryPolicy,
 }
 
-/// The writer schema a request's rows need: the table's protobuf descriptor, or the
-/// IPC-serialized Arrow schema of the batch they came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The writer schema a request's rows need: the protobuf schema they were encoded for, or
+/// the IPC-serialized Arrow schema of the batch they came from.
+#[derive(Debug, Clone)]
 enum RowsSchema {
-    Proto,
+    Proto(Arc<WriteSchema>),
     Arrow(Arc<Vec<u8>>),
+}
+
+impl PartialEq for RowsSchema {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            // One `WriteSchema` per schema the writer has taken.
+            (RowsSchema::Proto(a), RowsSchema::Proto(b)) => Arc::ptr_eq(a, b),
+            (RowsSchema::Arrow(a), RowsSchema::Arrow(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A request sent and not yet confirmed.
@@ -60,6 +82,8 @@ struct InFlight {
     rows: usize,
     /// Index (as the writer counts rows) of the request's first row.
     first_row: u64,
+    /// The request's encoded size, as queued (without a writer schema).
+    bytes: usize,
 }
 
 /// One AppendRows connection.
@@ -74,15 +98,50 @@ struct Connection {
 /// Appends rows to one write stream of a table; made by
 /// [`WriteBuilder::open`](super::WriteBuilder::open).
 ///
-/// Rows are encoded when [`append`](Self::append) is called and packed into requests of at
-/// most `max_request_bytes`; a full request is sent at once, with up to `max_in_flight`
-/// requests awaiting their response. When the window is full, `append` waits for the oldest
-/// response, so a producer faster than BigQuery waits instead of buffering without limit.
+/// Rows are encoded when [`append`](Self::append) is called and queued. The queue is sent as
+/// one request when the next rows would take it past `max_request_bytes`, when it holds
+/// `max_batch_rows` rows, or when its first row has waited `max_batch_delay` (100 ms by
+/// default; a task of the writer's sends it then, with no call needed). Up to
+/// `max_in_flight` requests, and at most `max_in_flight_bytes` of them, await their
+/// response; when either bound is full, `append` waits for the oldest response, so a
+/// producer faster than BigQuery waits instead of buffering without limit.
+///
+/// [`flush`](Self::flush) sends the queue and waits for every confirmation;
+/// [`finish`](Self::finish) does that and finalizes the stream. Dropping a writer without
+/// either stops its task: rows still queued (at most `max_batch_delay` of them) are not
+/// written, and requests sent but not confirmed may or may not be.
 ///
 /// After an error that is not retried (a row BigQuery refuses, INVALID_ARGUMENT, a stream
 /// that no longer exists), the writer is failed: every later call returns that error, and
-/// [`summary`](Self::summary) says how many rows were confirmed before it.
+/// [`summary`](Self::summary) says how many rows were confirmed before it. A failure of a
+/// request the writer's task sent on time is returned by the next call.
 pub struct Writer {
+    core: Arc<tokio::sync::Mutex<Core>>,
+    stream: String,
+    summary: Arc<std::sync::Mutex<WriteSummary>>,
+    /// Sends a queue that has waited `max_batch_delay`.
+    timer: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("stream", &self.stream)
+            .field("summary", &self.summary())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            timer.abort();
+        }
+    }
+}
+
+/// The writer's state, shared with the task that sends a queue on time.
+struct Core {
     cfg: WriterConfig,
     /// The Arrow schema of the last batch appended, and its IPC serialization.
     arrow_schema: Option<(SchemaRef, Arc<Vec<u8>>)>,
@@ -90,24 +149,24 @@ pub struct Writer {
     batch: Vec<Vec<u8>>,
     batch_bytes: usize,
     batch_first_row: u64,
+    /// The schema the rows of `batch` were encoded for.
+    batch_schema: Arc<WriteSchema>,
+    /// When the writer last fetched the table schema (or opened).
+    schema_checked: Instant,
+    /// When the first row of `batch` was queued.
+    batch_since: Option<Instant>,
+    /// Wakes the timer when a queue starts.
+    batch_started: Arc<Notify>,
     in_flight: VecDeque<InFlight>,
+    /// Bytes of the requests in `in_flight`, as queued.
+    in_flight_bytes: usize,
     connection: Option<Connection>,
     /// Rows the writer has been given (the index of the next row).
     rows_seen: u64,
     /// The offset of the next request, for streams with offsets.
     next_offset: i64,
-    summary: WriteSummary,
+    summary: Arc<std::sync::Mutex<WriteSummary>>,
     failed: Option<Error>,
-}
-
-impl std::fmt::Debug for Writer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Writer")
-            .field("stream", &self.cfg.stream)
-            .field("kind", &self.cfg.kind)
-            .field("summary", &self.summary)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Copies an error for a failed writer to return again (errors are not `Clone`).
@@ -140,26 +199,50 @@ enum Outcome {
 }
 
 impl Writer {
-    pub(crate) fn new(cfg: WriterConfig) -> Self {
-        let summary = WriteSummary {
-            stream: cfg.stream.clone(),
+    /// The writer, with its task for the batch delay on the current Tokio runtime.
+    pub(crate) fn new(cfg: WriterConfig) -> Result<Self> {
+        let stream = cfg.stream.clone();
+        let summary = Arc::new(std::sync::Mutex::new(WriteSummary {
+            stream: stream.clone(),
             ..Default::default()
-        };
-        Writer {
+        }));
+        let batch_started = Arc::new(Notify::new());
+        let delay = cfg.max_batch_delay;
+        let batch_schema = cfg.encoder.schema().clone();
+        let core = Arc::new(tokio::sync::Mutex::new(Core {
             cfg,
             arrow_schema: None,
             batch: Vec::new(),
             batch_bytes: 0,
             batch_first_row: 0,
+            batch_schema,
+            schema_checked: Instant::now(),
+            batch_since: None,
+            batch_started: batch_started.clone(),
             in_flight: VecDeque::new(),
+            in_flight_bytes: 0,
             connection: None,
             rows_seen: 0,
             next_offset: 0,
-            summary,
+            summary: summary.clone(),
             failed: None,
-        }
+        }));
+        // The writer's waits (responses, retries) run on Tokio's timers, and so does its task.
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::config("a Storage Write writer needs a Tokio runtime"))?;
+        // A zero delay sends the queue at the end of each `append`, with no task.
+        let timer = (!delay.is_zero())
+            .then(|| runtime.spawn(batch_timer(Arc::downgrade(&core), batch_started, delay)));
+        Ok(Writer {
+            core,
+            stream,
+            summary,
+            timer,
+        })
     }
+}
 
+impl Writer {
     /// The name of the write stream (`projects/../streams/..`).
     ///
     /// ```
@@ -192,7 +275,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub fn stream_name(&self) -> &str {
-        &self.cfg.stream
+        &self.stream
     }
 
     /// What has been written so far.
@@ -228,21 +311,11 @@ impl Writer {
     /// assert_eq!(writer.summary().requests, 1);
     /// # Ok(()) }
     /// ```
-    pub fn summary(&self) -> &WriteSummary {
-        &self.summary
-    }
-
-    fn check_failed(&self) -> Result<()> {
-        match &self.failed {
-            Some(e) => Err(again(e)),
-            None => Ok(()),
-        }
-    }
-
-    /// Marks the writer failed and returns the error (the writer keeps a copy).
-    fn fail(&mut self, e: Error) -> Error {
-        self.failed = Some(again(&e));
-        e
+    pub fn summary(&self) -> WriteSummary {
+        self.summary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Encodes `rows` and queues them, sending every request that fills up.
@@ -289,43 +362,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
-        self.check_failed()?;
-        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
-        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
-            // Each row is its own buffer (ProtoRows holds one per row); sized like the last
-            // one, rows of a table rarely grow it again.
-            let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
-            let mut buf = Vec::with_capacity(hint);
-            self.cfg
-                .encoder
-                .encode(row, &mut buf)
-                .map_err(|e| Error::encode(e.with_row(i as u64)))?;
-            if framed(buf.len()) > limit {
-                return Err(Error::new(
-                    ErrorKind::Encode,
-                    format!(
-                        "row {i} is {} bytes encoded, more than a request of {} bytes holds",
-                        buf.len(),
-                        self.cfg.max_request_bytes
-                    ),
-                ));
-            }
-            encoded.push(buf);
-        }
-        for row in encoded {
-            let size = framed(row.len());
-            if self.batch_bytes + size > limit {
-                self.send_batch().await?;
-            }
-            if self.batch.is_empty() {
-                self.batch_first_row = self.rows_seen;
-            }
-            self.batch.push(row);
-            self.batch_bytes += size;
-            self.rows_seen += 1;
-        }
-        Ok(())
+        self.core.lock().await.append(rows).await
     }
 
     /// Appends an Arrow record batch (the Storage Write API's `arrow_rows` format), sent as
@@ -379,77 +416,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.check_failed()?;
-        let table = self.cfg.encoder.schema().table_schema();
-        for field in batch.schema().fields() {
-            if !table
-                .fields
-                .iter()
-                .any(|f| f.name.eq_ignore_ascii_case(field.name()))
-            {
-                return Err(Error::new(
-                    ErrorKind::Encode,
-                    format!(
-                        "the batch has a column {:?} that the table does not have",
-                        field.name()
-                    ),
-                ));
-            }
-        }
-        let schema = self.arrow_schema_bytes(&batch.schema())?;
-        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
-        let mut requests = Vec::new();
-        let mut todo = vec![batch.clone()];
-        while let Some(part) = todo.pop() {
-            let message = ipc_batch_message(&part)?;
-            if message.len() <= limit {
-                requests.push((part.num_rows(), message));
-            } else if part.num_rows() > 1 {
-                let half = part.num_rows() / 2;
-                todo.push(part.slice(half, part.num_rows() - half));
-                todo.push(part.slice(0, half));
-            } else {
-                return Err(Error::new(
-                    ErrorKind::Encode,
-                    format!(
-                        "row {} is {} bytes as Arrow, more than a request of {} bytes holds",
-                        self.rows_seen + requests.iter().map(|(n, _)| *n as u64).sum::<u64>(),
-                        message.len(),
-                        self.cfg.max_request_bytes
-                    ),
-                ));
-            }
-        }
-        self.send_batch().await?;
-        for (n, message) in requests {
-            while self.in_flight.len() >= self.cfg.max_in_flight {
-                self.await_one().await?;
-            }
-            let rows = append_rows_request::Rows::ArrowRows(append_rows_request::ArrowData {
-                writer_schema: None,
-                rows: Some(ArrowRecordBatch {
-                    serialized_record_batch: message,
-                    ..Default::default()
-                }),
-            });
-            let first_row = self.rows_seen;
-            self.rows_seen += n as u64;
-            self.send_new(rows, RowsSchema::Arrow(schema.clone()), n, first_row)
-                .await;
-        }
-        Ok(())
-    }
-
-    /// The IPC serialization of `schema`, kept for the batches after it.
-    fn arrow_schema_bytes(&mut self, schema: &SchemaRef) -> Result<Arc<Vec<u8>>> {
-        if let Some((known, bytes)) = &self.arrow_schema
-            && known == schema
-        {
-            return Ok(bytes.clone());
-        }
-        let bytes = Arc::new(ipc_schema_message(schema)?);
-        self.arrow_schema = Some((schema.clone(), bytes.clone()));
-        Ok(bytes)
+        self.core.lock().await.append_batch(batch).await
     }
 
     /// Sends the rows queued so far and waits until BigQuery has confirmed every request.
@@ -488,23 +455,7 @@ impl Writer {
     /// # Ok(()) }
     /// ```
     pub async fn flush(&mut self) -> Result<()> {
-        self.check_failed()?;
-        self.send_batch().await?;
-        while !self.in_flight.is_empty() {
-            self.await_one().await?;
-        }
-        if self.cfg.kind == StreamKind::Buffered && self.next_offset > 0 {
-            let req = FlushRowsRequest {
-                write_stream: self.cfg.stream.clone(),
-                offset: Some(self.next_offset - 1),
-            };
-            let transport = &self.cfg.transport;
-            control(&self.cfg.retry, "FlushRows", || {
-                transport.flush_rows(req.clone())
-            })
-            .await?;
-        }
-        Ok(())
+        self.core.lock().await.flush().await
     }
 
     /// Sends what is left, waits for every confirmation, closes the connection and, for
@@ -545,26 +496,9 @@ impl Writer {
     /// assert_eq!((summary.rows_written, summary.finalized_rows), (3, Some(3)));
     /// # Ok(()) }
     /// ```
-    pub async fn finish(mut self) -> Result<WriteSummary> {
-        self.finish_inner().await?;
-        Ok(self.summary)
-    }
-
-    async fn finish_inner(&mut self) -> Result<()> {
-        self.flush().await?;
-        self.connection = None;
-        if self.cfg.kind != StreamKind::Default {
-            let req = FinalizeWriteStreamRequest {
-                name: self.cfg.stream.clone(),
-            };
-            let transport = &self.cfg.transport;
-            let resp = control(&self.cfg.retry, "FinalizeWriteStream", || {
-                transport.finalize_write_stream(req.clone())
-            })
-            .await?;
-            self.summary.finalized_rows = Some(resp.row_count.max(0) as u64);
-        }
-        Ok(())
+    pub async fn finish(self) -> Result<WriteSummary> {
+        self.core.lock().await.finish_inner().await?;
+        Ok(self.summary())
     }
 
     /// For a PENDING stream: sends what is left, finalizes the stream and commits it, so that
@@ -601,7 +535,330 @@ impl Writer {
     /// assert_eq!(count(client).await?, 3);
     /// # Ok(()) }
     /// ```
-    pub async fn commit(mut self) -> Result<WriteSummary> {
+    pub async fn commit(self) -> Result<WriteSummary> {
+        self.core.lock().await.commit().await?;
+        Ok(self.summary())
+    }
+
+    #[cfg(test)]
+    pub(crate) async fn in_flight(&self) -> usize {
+        self.core.lock().await.in_flight.len()
+    }
+}
+
+/// Sends the writer's queue once its first row has waited `delay`, until the writer is
+/// gone. A failure is kept by the writer, which returns it from its next call.
+async fn batch_timer(core: Weak<tokio::sync::Mutex<Core>>, wake: Arc<Notify>, delay: Duration) {
+    loop {
+        let due = match core.upgrade() {
+            Some(core) => core.lock().await.batch_due(delay),
+            None => return,
+        };
+        match due {
+            None => wake.notified().await,
+            Some(at) => {
+                tokio::time::sleep_until(at).await;
+                let Some(core) = core.upgrade() else { return };
+                let mut core = core.lock().await;
+                let now = Instant::now();
+                if core.failed.is_none()
+                    && core.batch_due(delay).is_some_and(|at| at <= now)
+                    && let Err(e) = core.send_batch().await
+                {
+                    tracing::debug!(error = %e, "AppendRows: a queue sent on time failed");
+                }
+            }
+        }
+    }
+}
+
+impl Core {
+    /// When the queue is due to be sent on time: `delay` after its first row (`None` for an
+    /// empty queue, or a delay too long to reach).
+    fn batch_due(&self, delay: Duration) -> Option<Instant> {
+        self.batch_since.and_then(|since| since.checked_add(delay))
+    }
+
+    /// Updates the summary the writer and its caller share.
+    fn tally(&self, f: impl FnOnce(&mut WriteSummary)) {
+        let mut summary = self
+            .summary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut summary);
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(again(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the writer failed and returns the error (the writer keeps a copy).
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = Some(again(&e));
+        e
+    }
+
+    async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
+        self.check_failed()?;
+        self.refresh_if_due().await?;
+        let encoded = match self.encode(rows) {
+            Ok(encoded) => encoded,
+            // A field the writer's schema lacks may be a column added since: fetch the
+            // table schema once, and encode again if it changed.
+            // (A failed fetch leaves the encode error, which names the field.)
+            Err(e) if self.lacks_field(&e) && matches!(self.refresh_schema().await, Ok(true)) => {
+                self.encode(rows)?
+            }
+            Err(e) => return Err(e),
+        };
+        let schema = self.cfg.encoder.schema().clone();
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        for row in encoded {
+            let size = framed(row.len());
+            // Rows encoded for another schema (taken while this append waited) go in a
+            // request of their own, with their own writer schema.
+            if self.batch_bytes + size > limit
+                || (!self.batch.is_empty() && !Arc::ptr_eq(&self.batch_schema, &schema))
+            {
+                self.send_batch().await?;
+            }
+            if self.batch.is_empty() {
+                self.batch_first_row = self.rows_seen;
+                self.batch_schema = schema.clone();
+                self.batch_since = Some(Instant::now());
+                self.batch_started.notify_one();
+            }
+            self.batch.push(row);
+            self.batch_bytes += size;
+            self.rows_seen += 1;
+            if self
+                .cfg
+                .max_batch_rows
+                .is_some_and(|n| self.batch.len() >= n)
+            {
+                self.send_batch().await?;
+            }
+        }
+        if self.cfg.max_batch_delay.is_zero() {
+            self.send_batch().await?;
+        }
+        Ok(())
+    }
+
+    /// `rows` encoded for the writer's schema, each within a request.
+    fn encode<T: Serialize>(&mut self, rows: &[T]) -> Result<Vec<Vec<u8>>> {
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            // Each row is its own buffer (ProtoRows holds one per row); sized like the last
+            // one, rows of a table rarely grow it again.
+            let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
+            let mut buf = Vec::with_capacity(hint);
+            self.cfg
+                .encoder
+                .encode(row, &mut buf)
+                .map_err(|e| Error::encode(e.with_row(i as u64)))?;
+            if framed(buf.len()) > limit {
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!(
+                        "row {i} is {} bytes encoded, more than a request of {} bytes holds",
+                        buf.len(),
+                        self.cfg.max_request_bytes
+                    ),
+                ));
+            }
+            encoded.push(buf);
+        }
+        Ok(encoded)
+    }
+
+    /// Whether `e` is a row's field that is no column of the writer's schema.
+    fn lacks_field(&self, e: &Error) -> bool {
+        let Some(column) = e.codec_error().and_then(|c| c.column()) else {
+            return false;
+        };
+        let mut fields = &self.cfg.encoder.schema().table_schema().fields;
+        for name in column.split('.') {
+            match fields.iter().find(|f| f.name.eq_ignore_ascii_case(name)) {
+                Some(f) => fields = &f.fields,
+                None => return true,
+            }
+        }
+        false
+    }
+
+    /// Fetches the table schema when the periodic refresh asked for is due.
+    async fn refresh_if_due(&mut self) -> Result<()> {
+        if self
+            .cfg
+            .schema_refresh
+            .is_some_and(|every| self.schema_checked.elapsed() >= every)
+        {
+            self.refresh_schema().await?;
+        }
+        Ok(())
+    }
+
+    /// Fetches the table schema from the stream (GetWriteStream) and takes it if it differs
+    /// from the writer's; says whether it did.
+    async fn refresh_schema(&mut self) -> Result<bool> {
+        let req = GetWriteStreamRequest {
+            name: self.cfg.stream.clone(),
+            view: WriteStreamView::Full as i32,
+        };
+        let transport = &self.cfg.transport;
+        let stream = control(&self.cfg.retry, "GetWriteStream", || {
+            transport.get_write_stream(req.clone())
+        })
+        .await?;
+        self.schema_checked = Instant::now();
+        match stream.table_schema {
+            Some(s) => self.take_schema(&from_storage_schema(&s)?),
+            None => Ok(false),
+        }
+    }
+
+    /// Encodes later rows for `schema` if it differs from the writer's; says whether it
+    /// did. Rows encoded before keep the schema they were encoded for.
+    fn take_schema(&mut self, schema: &TableSchema) -> Result<bool> {
+        if self.cfg.encoder.schema().table_schema() == schema {
+            return Ok(false);
+        }
+        let write_schema =
+            WriteSchema::with_options(schema, self.cfg.proto_options).map_err(Error::from)?;
+        tracing::debug!(
+            columns = schema.fields.len(),
+            "Storage Write: the table schema changed"
+        );
+        self.cfg.encoder = RowEncoder::new(write_schema);
+        self.tally(|s| s.schema_updates += 1);
+        Ok(true)
+    }
+
+    async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_failed()?;
+        self.refresh_if_due().await?;
+        let missing = |core: &Core| {
+            let table = core.cfg.encoder.schema().table_schema();
+            batch
+                .schema()
+                .fields()
+                .iter()
+                .find(|field| {
+                    !table
+                        .fields
+                        .iter()
+                        .any(|f| f.name.eq_ignore_ascii_case(field.name()))
+                })
+                .map(|field| field.name().clone())
+        };
+        // A column the writer's schema lacks may have been added since: fetch the table
+        // schema once before refusing it.
+        let mut unknown = missing(self);
+        if unknown.is_some() && matches!(self.refresh_schema().await, Ok(true)) {
+            unknown = missing(self);
+        }
+        if let Some(name) = unknown {
+            return Err(Error::new(
+                ErrorKind::Encode,
+                format!("the batch has a column {name:?} that the table does not have"),
+            ));
+        }
+        let schema = self.arrow_schema_bytes(&batch.schema())?;
+        let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
+        let mut requests = Vec::new();
+        let mut todo = vec![batch.clone()];
+        while let Some(part) = todo.pop() {
+            let message = ipc_batch_message(&part)?;
+            if message.len() <= limit {
+                requests.push((part.num_rows(), message));
+            } else if part.num_rows() > 1 {
+                let half = part.num_rows() / 2;
+                todo.push(part.slice(half, part.num_rows() - half));
+                todo.push(part.slice(0, half));
+            } else {
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!(
+                        "row {} is {} bytes as Arrow, more than a request of {} bytes holds",
+                        self.rows_seen + requests.iter().map(|(n, _)| *n as u64).sum::<u64>(),
+                        message.len(),
+                        self.cfg.max_request_bytes
+                    ),
+                ));
+            }
+        }
+        self.send_batch().await?;
+        for (n, message) in requests {
+            let rows = append_rows_request::Rows::ArrowRows(append_rows_request::ArrowData {
+                writer_schema: None,
+                rows: Some(ArrowRecordBatch {
+                    serialized_record_batch: message,
+                    ..Default::default()
+                }),
+            });
+            let first_row = self.rows_seen;
+            self.rows_seen += n as u64;
+            self.send_new(rows, RowsSchema::Arrow(schema.clone()), n, first_row)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The IPC serialization of `schema`, kept for the batches after it.
+    fn arrow_schema_bytes(&mut self, schema: &SchemaRef) -> Result<Arc<Vec<u8>>> {
+        if let Some((known, bytes)) = &self.arrow_schema
+            && known == schema
+        {
+            return Ok(bytes.clone());
+        }
+        let bytes = Arc::new(ipc_schema_message(schema)?);
+        self.arrow_schema = Some((schema.clone(), bytes.clone()));
+        Ok(bytes)
+    }
+
+    async fn flush(&mut self) -> Result<()> {
+        self.check_failed()?;
+        self.send_batch().await?;
+        while !self.in_flight.is_empty() {
+            self.await_one().await?;
+        }
+        if self.cfg.kind == StreamKind::Buffered && self.next_offset > 0 {
+            let req = FlushRowsRequest {
+                write_stream: self.cfg.stream.clone(),
+                offset: Some(self.next_offset - 1),
+            };
+            let transport = &self.cfg.transport;
+            control(&self.cfg.retry, "FlushRows", || {
+                transport.flush_rows(req.clone())
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn finish_inner(&mut self) -> Result<()> {
+        self.flush().await?;
+        self.connection = None;
+        if self.cfg.kind != StreamKind::Default {
+            let req = FinalizeWriteStreamRequest {
+                name: self.cfg.stream.clone(),
+            };
+            let transport = &self.cfg.transport;
+            let resp = control(&self.cfg.retry, "FinalizeWriteStream", || {
+                transport.finalize_write_stream(req.clone())
+            })
+            .await?;
+            self.tally(|s| s.finalized_rows = Some(resp.row_count.max(0) as u64));
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self) -> Result<()> {
         if self.cfg.kind != StreamKind::Pending {
             return Err(Error::config("only a PENDING stream is committed"));
         }
@@ -613,20 +870,18 @@ impl Writer {
             vec![self.cfg.stream.clone()],
         )
         .await?;
-        self.summary.commit_time = commit_time;
-        Ok(self.summary)
+        self.tally(|s| s.commit_time = commit_time);
+        Ok(())
     }
 
-    /// Sends the queued rows as one request, first waiting for a free slot in the window.
+    /// Sends the queued rows as one request, first waiting for room in the window.
     async fn send_batch(&mut self) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        while self.in_flight.len() >= self.cfg.max_in_flight {
-            self.await_one().await?;
-        }
         let rows = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
+        self.batch_since = None;
         let n = rows.len();
         let rows = append_rows_request::Rows::ProtoRows(append_rows_request::ProtoData {
             writer_schema: None,
@@ -635,23 +890,21 @@ impl Writer {
             }),
         });
         let first_row = self.batch_first_row;
-        self.send_new(rows, RowsSchema::Proto, n, first_row).await;
-        Ok(())
+        let schema = RowsSchema::Proto(self.batch_schema.clone());
+        self.send_new(rows, schema, n, first_row).await
     }
 
     /// Sends a new request of `n` rows starting at the writer's row `first_row`, with the
-    /// stream's offset when it has them. The window must have room.
+    /// stream's offset when it has them, once the window has room for it (in requests and
+    /// in bytes).
     async fn send_new(
         &mut self,
         rows: append_rows_request::Rows,
         schema: RowsSchema,
         n: usize,
         first_row: u64,
-    ) {
+    ) -> Result<()> {
         let offset = self.cfg.kind.has_offsets().then_some(self.next_offset);
-        if offset.is_some() {
-            self.next_offset += n as i64;
-        }
         let request = AppendRowsRequest {
             write_stream: self.cfg.stream.clone(),
             offset,
@@ -661,18 +914,41 @@ impl Writer {
             rows: Some(rows),
             ..Default::default()
         };
+        let bytes = request.encoded_len();
+        while !self.has_room(bytes) {
+            self.await_one().await?;
+        }
+        if offset.is_some() {
+            self.next_offset += n as i64;
+        }
         let sent = InFlight {
             request: Arc::new(request),
             schema,
             rows: n,
             first_row,
+            bytes,
         };
         if let Err(status) = self.send(&sent).await {
             // Queued anyway: the reconnection in `await_one` sends it again.
             self.connection = None;
             tracing::debug!(%status, "AppendRows send failed; will reconnect");
         }
+        self.in_flight_bytes += bytes;
         self.in_flight.push_back(sent);
+        let in_flight_bytes = self.in_flight_bytes as u64;
+        self.tally(|s| s.peak_in_flight_bytes = s.peak_in_flight_bytes.max(in_flight_bytes));
+        Ok(())
+    }
+
+    /// Whether a request of `bytes` may be sent now: the window has a free slot, and the
+    /// bytes in flight stay under their bound (or nothing is in flight; the builder keeps
+    /// the bound at least one request).
+    fn has_room(&self, bytes: usize) -> bool {
+        self.in_flight.len() < self.cfg.max_in_flight
+            && self
+                .cfg
+                .max_in_flight_bytes
+                .is_none_or(|max| self.in_flight.is_empty() || self.in_flight_bytes + bytes <= max)
     }
 
     /// Sends one request on the connection, opening one if there is none. The first request
@@ -688,7 +964,7 @@ impl Writer {
         // writer schema (a connection's first, or a change of format) is copied to add it.
         let request = if new_connection || schema_changed {
             let mut request = AppendRowsRequest::clone(&sent.request);
-            self.set_schema(&mut request, &sent.schema);
+            Self::set_schema(&mut request, &sent.schema);
             Arc::new(request)
         } else {
             sent.request.clone()
@@ -715,16 +991,18 @@ impl Writer {
                 .await
                 .map_err(|_| Status::unavailable("the AppendRows connection closed"))?;
         }
-        self.summary.requests += 1;
-        self.summary.bytes_sent += bytes;
+        self.tally(|s| {
+            s.requests += 1;
+            s.bytes_sent += bytes;
+        });
         Ok(())
     }
 
-    fn set_schema(&self, request: &mut AppendRowsRequest, schema: &RowsSchema) {
+    fn set_schema(request: &mut AppendRowsRequest, schema: &RowsSchema) {
         match (&mut request.rows, schema) {
-            (Some(append_rows_request::Rows::ProtoRows(data)), _) => {
+            (Some(append_rows_request::Rows::ProtoRows(data)), RowsSchema::Proto(schema)) => {
                 data.writer_schema = Some(ProtoSchema {
-                    proto_descriptor: Some(self.cfg.encoder.schema().descriptor().clone()),
+                    proto_descriptor: Some(schema.descriptor().clone()),
                 });
             }
             (Some(append_rows_request::Rows::ArrowRows(data)), RowsSchema::Arrow(bytes)) => {
@@ -746,6 +1024,7 @@ impl Writer {
         let mut attempts: Option<Attempts> = None;
         let idle = self.cfg.retry.idle_timeout;
         loop {
+            let mut updated_schema = None;
             let outcome = match self.connection.as_mut() {
                 None => Outcome::Retry(Status::unavailable("not connected")),
                 // A connection that answers nothing for the idle timeout is reopened and the
@@ -754,7 +1033,10 @@ impl Writer {
                     Err(_) => Outcome::Retry(Status::deadline_exceeded(format!(
                         "AppendRows: no response for the idle timeout ({idle:.1?})"
                     ))),
-                    Ok(Some(Ok(resp))) => self.outcome(resp),
+                    Ok(Some(Ok(mut resp))) => {
+                        updated_schema = resp.updated_schema.take();
+                        self.outcome(resp)
+                    }
                     Ok(Some(Err(status))) => self.status_outcome(status),
                     Ok(None) => Outcome::Retry(Status::unavailable(
                         "the AppendRows stream ended with requests unanswered",
@@ -764,12 +1046,22 @@ impl Writer {
             match outcome {
                 Outcome::Done => {
                     if let Some(done) = self.in_flight.pop_front() {
-                        self.summary.rows_written += done.rows as u64;
+                        self.in_flight_bytes -= done.bytes;
+                        self.tally(|s| s.rows_written += done.rows as u64);
+                    }
+                    // BigQuery reports a newer table schema: later rows are encoded for it.
+                    // One the writer cannot encode for leaves it on the schema it has.
+                    if let Some(schema) = updated_schema
+                        && let Err(e) =
+                            from_storage_schema(&schema).and_then(|s| self.take_schema(&s))
+                    {
+                        tracing::debug!(error = %e, "Storage Write: an updated schema not taken");
                     }
                     return Ok(());
                 }
                 Outcome::Fail(e) => {
                     self.in_flight.clear();
+                    self.in_flight_bytes = 0;
                     self.connection = None;
                     return Err(self.fail(e));
                 }
@@ -779,6 +1071,7 @@ impl Writer {
                     let Some(wait) = attempts.retry(&e, true) else {
                         let e = attempts.give_up(e);
                         self.in_flight.clear();
+                        self.in_flight_bytes = 0;
                         self.connection = None;
                         return Err(self.fail(e));
                     };
@@ -795,7 +1088,7 @@ impl Writer {
     /// fails leaves the connection closed; the next response wait then retries.
     async fn resend(&mut self) {
         let pending = std::mem::take(&mut self.in_flight);
-        self.summary.retries += 1;
+        self.tally(|s| s.retries += 1);
         let mut ok = true;
         for sent in &pending {
             if ok && let Err(status) = self.send(sent).await {
@@ -870,11 +1163,6 @@ impl Writer {
                 "an AppendRows response with neither a result nor an error",
             )),
         }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.len()
     }
 }
 

@@ -321,3 +321,159 @@ async fn range_columns_round_trip() {
     assert_eq!(read, rows);
     emu.shutdown().await;
 }
+
+/// Rows of `table`'s `id` column, by query.
+async fn ids(client: &Client, table: &str) -> Vec<i64> {
+    let rows: Vec<(i64,)> = client
+        .query(format!("SELECT id FROM `{table}` ORDER BY id"))
+        .fetch_all()
+        .await
+        .unwrap();
+    rows.into_iter().map(|(id,)| id).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickle_producer_sees_its_rows_without_a_flush() {
+    let (emu, client) = start().await;
+    client
+        .create_table(Table::new("ds.trickle", schema()))
+        .await
+        .unwrap();
+    for kind in ["default", "committed"] {
+        let b = client
+            .write("ds.trickle")
+            .max_batch_delay(std::time::Duration::from_millis(20));
+        let b = if kind == "committed" {
+            b.committed()
+        } else {
+            b
+        };
+        let mut writer = b.open().await.unwrap();
+        let base = if kind == "committed" { 100 } else { 0 };
+        for i in 0..5 {
+            let row = &rows()[(base + i) as usize];
+            writer.append(std::slice::from_ref(row)).await.unwrap();
+            // Visible within the delay and a round trip; polled with a generous bound, as
+            // the machine may be busy.
+            let want: Vec<i64> = (1..=base + i + 1)
+                .filter(|id| *id <= 5 || *id > 100)
+                .collect();
+            let mut got = Vec::new();
+            for _ in 0..500 {
+                got = ids(&client, "ds.trickle").await;
+                if got.len() >= want.len() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(
+                got,
+                want,
+                "{kind}: row {} not written without a flush",
+                base + i + 1
+            );
+        }
+        let summary = writer.finish().await.unwrap();
+        assert_eq!(
+            (summary.rows_written, summary.requests),
+            (5, 5),
+            "{kind}: {summary:?}"
+        );
+    }
+    emu.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_open_across_alter_table_add_column_writes_the_new_column() {
+    let (emu, client) = start().await;
+    #[derive(Serialize)]
+    struct Before {
+        id: i64,
+    }
+    #[derive(Serialize)]
+    struct After {
+        id: i64,
+        note: String,
+    }
+    let people = TableSchema::new(vec![
+        TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    ]);
+    for (kind, table) in [
+        ("default", "ds.alter_default"),
+        ("committed", "ds.alter_committed"),
+    ] {
+        client
+            .create_table(Table::new(table, people.clone()))
+            .await
+            .unwrap();
+        let b = client.write(table);
+        let b = if kind == "committed" {
+            b.committed()
+        } else {
+            b
+        };
+        let mut writer = b.open().await.unwrap();
+        writer.append(&[Before { id: 1 }]).await.unwrap();
+        writer.flush().await.unwrap();
+        client
+            .query(format!("ALTER TABLE `{table}` ADD COLUMN note STRING"))
+            .execute()
+            .await
+            .unwrap();
+        // The next response reports the new schema, and the writer takes it.
+        writer.append(&[Before { id: 2 }]).await.unwrap();
+        writer.flush().await.unwrap();
+        assert_eq!(
+            writer.summary().schema_updates,
+            1,
+            "{kind}: updated_schema taken"
+        );
+        writer
+            .append(&[After {
+                id: 3,
+                note: "new".into(),
+            }])
+            .await
+            .unwrap();
+        let summary = writer.finish().await.unwrap();
+        assert_eq!(summary.rows_written, 3, "{kind}: {summary:?}");
+        let rows: Vec<(i64, Option<String>)> = client
+            .query(format!("SELECT id, note FROM `{table}` ORDER BY id"))
+            .fetch_all()
+            .await
+            .unwrap();
+        assert_eq!(
+            rows,
+            [(1, None), (2, None), (3, Some("new".to_string()))],
+            "{kind}: every row once, the new column written"
+        );
+    }
+    // A writer that never saw a response since the change fetches the schema for the field
+    // its schema lacks.
+    client
+        .create_table(Table::new("ds.alter_fetch", people.clone()))
+        .await
+        .unwrap();
+    let mut writer = client.write("ds.alter_fetch").open().await.unwrap();
+    client
+        .query("ALTER TABLE ds.alter_fetch ADD COLUMN note STRING")
+        .execute()
+        .await
+        .unwrap();
+    writer
+        .append(&[After {
+            id: 1,
+            note: "fetched".into(),
+        }])
+        .await
+        .unwrap();
+    let summary = writer.finish().await.unwrap();
+    assert_eq!((summary.rows_written, summary.schema_updates), (1, 1));
+    let rows: Vec<(i64, Option<String>)> = client
+        .query("SELECT id, note FROM ds.alter_fetch")
+        .fetch_all()
+        .await
+        .unwrap();
+    assert_eq!(rows, [(1, Some("fetched".to_string()))]);
+    emu.shutdown().await;
+}
