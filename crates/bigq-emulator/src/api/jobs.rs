@@ -57,7 +57,7 @@ pub enum QueryOutcome {
     /// A dry run: the statement's schema and type, no rows, no job.
     DryRun {
         /// The validated statement (no rows).
-        out: QueryOutput,
+        out: Box<QueryOutput>,
         /// When the request came in, ms.
         created: i64,
         /// When the check finished, ms.
@@ -451,7 +451,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         let mut out = run_guarded(s, req, None).await?;
         out.returns_rows = false;
         return Ok(QueryOutcome::DryRun {
-            out,
+            out: Box::new(out),
             created,
             ended: now_millis(),
         });
@@ -698,6 +698,15 @@ pub async fn cancel(s: &AppState, project: &str, job_id: &str) -> Result<Arc<Job
 /// `jobs.delete`.
 pub fn delete(s: &AppState, project: &str, job_id: &str) -> Result<(), BqError> {
     s.jobs.delete(project, job_id)
+}
+
+/// `totalSlotMs`: the emulator runs a job as if on one slot, so its slot time is the time
+/// it ran (0 until it ends).
+pub fn slot_ms(st: &JobState) -> i64 {
+    match (st.start_time, st.end_time) {
+        (Some(start), Some(end)) => (end - start).max(0),
+        _ => 0,
+    }
 }
 
 /// `PENDING`, `RUNNING` or `DONE`.

@@ -47,10 +47,12 @@ fn schema_json(out: &QueryOutput) -> Value {
 }
 
 fn statistics(job: &Job, st: &JobState) -> Value {
+    let none = Cost::default();
     let cost = match &st.result {
-        Some(Ok(out)) => out.cost,
-        _ => Cost::default(),
+        Some(Ok(out)) => &out.cost,
+        _ => &none,
     };
+    let slot_ms = core::slot_ms(st).to_string();
     let mut q = Map::new();
     q.insert(
         "totalBytesProcessed".into(),
@@ -58,7 +60,15 @@ fn statistics(job: &Job, st: &JobState) -> Value {
     );
     q.insert("totalBytesBilled".into(), cost.billed.to_string().into());
     q.insert("cacheHit".into(), false.into());
-    q.insert("totalSlotMs".into(), "0".into());
+    q.insert("totalSlotMs".into(), slot_ms.clone().into());
+    if !cost.tables.is_empty() {
+        let tables: Vec<Value> = cost
+            .tables
+            .iter()
+            .map(|t| json!({"projectId": t.project, "datasetId": t.dataset, "tableId": t.table}))
+            .collect();
+        q.insert("referencedTables".into(), tables.into());
+    }
     let mut stype = "SELECT";
     if let Some(Ok(out)) = &st.result {
         stype = out.statement_type;
@@ -89,6 +99,7 @@ fn statistics(job: &Job, st: &JobState) -> Value {
         "totalBytesProcessed".into(),
         cost.processed.to_string().into(),
     );
+    s.insert("totalSlotMs".into(), slot_ms.into());
     s.insert("query".into(), Value::Object(q));
     if let Some(Ok(out)) = &st.result
         && let Some(id) = &out.session_id

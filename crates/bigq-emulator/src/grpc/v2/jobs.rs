@@ -301,15 +301,28 @@ pub async fn get_query_results(
 
 fn statistics(job: &CoreJob) -> JobStatistics {
     let st = job.state();
-    let cost = match &st.result {
-        Some(Ok(out)) => out.cost,
-        _ => Default::default(),
+    let none = Default::default();
+    let cost: &crate::sql::exec::Cost = match &st.result {
+        Some(Ok(out)) => &out.cost,
+        _ => &none,
     };
+    let slot_ms = core::slot_ms(&st);
     let mut q = JobStatistics2 {
         total_bytes_processed: Some(cost.processed as i64),
         total_bytes_billed: Some(cost.billed as i64),
         cache_hit: Some(false),
-        total_slot_ms: Some(0),
+        total_slot_ms: Some(slot_ms),
+        referenced_tables: cost
+            .tables
+            .iter()
+            .map(
+                |t| gcloud_sdk::google::cloud::bigquery::v2::TableReference {
+                    project_id: t.project.clone(),
+                    dataset_id: t.dataset.clone(),
+                    table_id: t.table.clone(),
+                },
+            )
+            .collect(),
         statement_type: "SELECT".into(),
         ..Default::default()
     };
@@ -335,6 +348,7 @@ fn statistics(job: &CoreJob) -> JobStatistics {
         start_time: st.start_time.unwrap_or(0),
         end_time: st.end_time.unwrap_or(0),
         total_bytes_processed: Some(cost.processed as i64),
+        total_slot_ms: Some(slot_ms),
         query: Some(q),
         ..Default::default()
     }
