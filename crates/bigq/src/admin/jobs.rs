@@ -1,11 +1,11 @@
 //! Jobs: the resource, `jobs.get` and `jobs.cancel`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 use crate::client::Client;
 use crate::error::Result;
 use crate::ids::TableId;
-use crate::query::response::JobReference;
+use crate::query::response::{DmlStats, JobReference};
 
 /// A job (the REST `Job` resource, the fields bigq knows).
 #[derive(Debug, Clone, Deserialize)]
@@ -54,6 +54,8 @@ pub(crate) struct JobConfiguration {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct QueryConfiguration {
     #[serde(default)]
+    pub(crate) query: Option<String>,
+    #[serde(default)]
     pub(crate) destination_table: Option<TableReference>,
 }
 
@@ -65,18 +67,100 @@ pub(crate) struct TableReference {
     pub(crate) table_id: String,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// What a job did and cost (the REST `JobStatistics`, the fields bigq knows).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct JobStatistics {
+#[non_exhaustive]
+pub struct JobStatistics {
+    /// When the job was created, ms since the epoch.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub creation_time: Option<i64>,
+    /// When it started running, ms since the epoch.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub start_time: Option<i64>,
+    /// When it ended, ms since the epoch.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub end_time: Option<i64>,
+    /// Bytes processed.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_bytes_processed: Option<i64>,
+    /// Slot milliseconds used.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_slot_ms: Option<i64>,
+    /// The script job this job is a statement of.
     #[serde(default)]
-    pub(crate) query: Option<QueryStatistics>,
+    pub parent_job_id: Option<String>,
+    /// How many child jobs a script job ran.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub num_child_jobs: Option<i64>,
+    /// A query job's statistics.
+    #[serde(default)]
+    pub query: Option<QueryJobStatistics>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A query job's statistics (the REST `JobStatistics2`, the fields bigq knows).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct QueryStatistics {
+#[non_exhaustive]
+pub struct QueryJobStatistics {
+    /// Bytes processed.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_bytes_processed: Option<i64>,
+    /// Bytes billed.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_bytes_billed: Option<i64>,
+    /// Slot milliseconds used.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub total_slot_ms: Option<i64>,
+    /// Whether the result came from the cache.
     #[serde(default)]
-    pub(crate) statement_type: Option<String>,
+    pub cache_hit: Option<bool>,
+    /// Rows affected by a DML statement.
+    #[serde(default, deserialize_with = "opt_i64")]
+    pub num_dml_affected_rows: Option<i64>,
+    /// Detailed DML counts.
+    #[serde(default)]
+    pub dml_stats: Option<DmlStats>,
+    /// The tables the query read.
+    #[serde(default, deserialize_with = "table_references")]
+    pub referenced_tables: Vec<TableId>,
+    /// The statement type (`SELECT`, `INSERT`, `CREATE_TABLE`, `SCRIPT`, ...).
+    #[serde(default)]
+    pub statement_type: Option<String>,
+}
+
+/// An int64 as BigQuery's JSON writes it (a string, or a number); the error names the value.
+fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
+    use serde::de::Error as _;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| D::Error::custom(format!("not an int64: {s:?}"))),
+        Some(serde_json::Value::Number(n)) => n
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("not an int64: {n}"))),
+        Some(other) => Err(D::Error::custom(format!("not an int64: {other}"))),
+    }
+}
+
+fn table_references<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<TableId>, D::Error> {
+    let refs = Option::<Vec<TableReference>>::deserialize(d)?.unwrap_or_default();
+    Ok(refs.into_iter().map(TableReference::into_id).collect())
+}
+
+impl TableReference {
+    pub(crate) fn into_id(self) -> TableId {
+        TableId {
+            project: self.project_id,
+            dataset: self.dataset_id,
+            table: self.table_id,
+        }
+    }
 }
 
 impl Job {
@@ -114,6 +198,16 @@ impl Job {
     /// The kind of statement a query job ran (`SELECT`, `INSERT`, `CREATE_TABLE`, ...).
     pub fn statement_type(&self) -> Option<&str> {
         self.statistics.query.as_ref()?.statement_type.as_deref()
+    }
+
+    /// What the job did and cost: times, bytes, slot time, DML counts, referenced tables.
+    pub fn statistics(&self) -> &JobStatistics {
+        &self.statistics
+    }
+
+    /// The SQL of a query job.
+    pub fn query(&self) -> Option<&str> {
+        self.configuration.query.as_ref()?.query.as_deref()
     }
 }
 
@@ -196,5 +290,50 @@ mod tests {
             Some("invalidQuery")
         );
         assert_eq!(failed.destination_table(), None);
+    }
+
+    #[test]
+    fn reads_the_statistics_of_a_query_job() {
+        // int64 fields are JSON strings in BigQuery's REST resources.
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "jobReference": {"projectId": "p", "jobId": "child"},
+            "status": {"state": "DONE"},
+            "statistics": {
+                "creationTime": "1700000000000", "startTime": "1700000000100",
+                "endTime": "1700000000900", "totalBytesProcessed": "1592",
+                "totalSlotMs": "37", "parentJobId": "script_1",
+                "query": {
+                    "totalBytesProcessed": "1592", "totalBytesBilled": "10485760",
+                    "totalSlotMs": "37", "cacheHit": false, "numDmlAffectedRows": "3",
+                    "dmlStats": {"updatedRowCount": "3", "insertedRowCount": "0"},
+                    "referencedTables": [{"projectId": "p", "datasetId": "d", "tableId": "t"}],
+                    "statementType": "UPDATE"
+                }
+            }
+        }))
+        .unwrap();
+        let s = job.statistics();
+        assert_eq!(s.creation_time, Some(1_700_000_000_000));
+        assert_eq!(s.end_time, Some(1_700_000_000_900));
+        assert_eq!(s.parent_job_id.as_deref(), Some("script_1"));
+        let q = s.query.as_ref().unwrap();
+        assert_eq!(q.total_bytes_billed, Some(10 << 20));
+        assert_eq!(q.total_slot_ms, Some(37));
+        assert_eq!(q.cache_hit, Some(false));
+        assert_eq!(q.dml_stats.as_ref().unwrap().updated_row_count, Some(3));
+        assert_eq!(q.dml_stats.as_ref().unwrap().deleted_row_count, None);
+        assert_eq!(q.referenced_tables[0].to_string(), "p.d.t");
+        let mut stats = crate::query::QueryStats::default();
+        stats.fill_from_job(&job);
+        assert_eq!(stats.total_bytes_processed, Some(1592));
+        assert_eq!(stats.num_dml_affected_rows, Some(3));
+        assert_eq!(stats.statement_type.as_deref(), Some("UPDATE"));
+        assert_eq!(stats.referenced_tables.len(), 1);
+        let bad = serde_json::from_value::<Job>(serde_json::json!({
+            "jobReference": {"projectId": "p", "jobId": "j"},
+            "statistics": {"query": {"totalBytesBilled": "ten"}}
+        }));
+        let e = bad.unwrap_err().to_string();
+        assert!(e.contains(r#"not an int64: "ten""#), "{e}");
     }
 }

@@ -53,12 +53,13 @@ pub(crate) trait V2Api: Send + Sync + 'static {
         rows_unused_if_more: bool,
     ) -> BoxFuture<'a, Result<ResultPage>>;
 
-    /// Inserts a query job writing into `destination` (`jobs.insert` / `InsertJob`).
+    /// Inserts a query job, writing into `destination` when given (`jobs.insert` /
+    /// `InsertJob`).
     fn insert_query_job<'a>(
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>>;
 
     /// Polls a query job for up to `wait` (`jobs.getQueryResults` / `GetQueryResults`) and

@@ -120,7 +120,7 @@ impl V2Api for GrpcApi {
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>> {
         async move {
             let message = job_proto(request, job_id, destination)?;

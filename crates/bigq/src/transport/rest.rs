@@ -85,7 +85,7 @@ impl V2Api for RestApi {
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>> {
         async move {
             let body = job_body(request, job_id, destination)?;
