@@ -727,12 +727,16 @@ pub struct JobFilter {
     pub min_creation_time: Option<i64>,
     /// `maxCreationTime`, ms: jobs created at or before it.
     pub max_creation_time: Option<i64>,
+    /// `parentJobId`: the child jobs of this script job. The emulator runs a script as one
+    /// job, with no child jobs, so the list is empty for every parent.
+    pub parent_job_id: Option<String>,
 }
 
 impl JobFilter {
     fn admits(&self, j: &Job) -> bool {
         let st = state_name(&j.state());
         (self.states.is_empty() || self.states.iter().any(|f| f.eq_ignore_ascii_case(st)))
+            && self.parent_job_id.is_none()
             && self.min_creation_time.is_none_or(|t| j.creation_time >= t)
             && self.max_creation_time.is_none_or(|t| j.creation_time <= t)
     }

@@ -19,6 +19,7 @@ use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
 use crate::api::{PageRequest, etag};
+use crate::error::BqError;
 use crate::jobs::{Job, JobState};
 use crate::sql::exec::{Cost, QueryOutput};
 use crate::state::AppState;
@@ -484,17 +485,37 @@ pub async fn delete(
 pub async fn list(
     State(s): State<Arc<AppState>>,
     Path(project): Path<String>,
-    Query(q): Query<QueryParams>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> Response {
+    // `stateFilter` may repeat; every other parameter is taken once.
+    let states: Vec<String> = pairs
+        .iter()
+        .filter(|(k, _)| k == "stateFilter")
+        .flat_map(|(_, f)| f.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let q: QueryParams = pairs.into_iter().collect();
     let max = int_param(&q, "maxResults").ok().flatten().unwrap_or(1000) as usize;
     let page = PageRequest {
         start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
         max: Some(max),
     };
-    let states: Vec<String> = q
-        .get("stateFilter")
-        .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
-        .unwrap_or_default();
+    if let Some(bad) = states
+        .iter()
+        .find(|f| !["done", "pending", "running"].contains(&f.to_ascii_lowercase().as_str()))
+    {
+        return BqError::invalid(format!("Invalid value for stateFilter: {bad}")).into_response();
+    }
+    // `minimal` (BigQuery's default) leaves the configuration out.
+    let full = match q.get("projection").map(|p| p.to_ascii_lowercase()) {
+        None => false,
+        Some(p) if p == "minimal" => false,
+        Some(p) if p == "full" => true,
+        Some(p) => {
+            return BqError::invalid(format!("Invalid value for projection: {p}")).into_response();
+        }
+    };
     let filter = JobFilter {
         states,
         min_creation_time: int_param(&q, "minCreationTime")
@@ -505,6 +526,7 @@ pub async fn list(
             .ok()
             .flatten()
             .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        parent_job_id: q.get("parentJobId").filter(|p| !p.is_empty()).cloned(),
     };
     let (jobs, next) = core::list(&s, &project, &filter, page);
     let listed: Vec<Value> = jobs
@@ -515,6 +537,9 @@ pub async fn list(
             if let Some(m) = r.as_object_mut() {
                 m.remove("selfLink");
                 m.remove("etag");
+                if !full {
+                    m.remove("configuration");
+                }
                 m.insert("state".into(), st);
             }
             r

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gcloud_sdk::google::cloud::bigquery::v2::job_creation_reason::Code as ReasonCode;
-use gcloud_sdk::google::cloud::bigquery::v2::list_jobs_request::StateFilter;
+use gcloud_sdk::google::cloud::bigquery::v2::list_jobs_request::{self, StateFilter};
 use gcloud_sdk::google::cloud::bigquery::v2::query_request::{
     JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions,
 };
@@ -515,7 +515,9 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
         max_creation_time: req
             .max_creation_time
             .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        parent_job_id: Some(req.parent_job_id.clone()).filter(|p| !p.is_empty()),
     };
+    let full = req.projection == list_jobs_request::Projection::Full as i32;
     let (jobs, next) = core::list(&s, &req.project_id, &filter, page);
     Ok(JobList {
         kind: "bigquery#jobList".into(),
@@ -533,7 +535,8 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
                     state: status.state.clone(),
                     error_result: status.error_result.clone(),
                     statistics: m.statistics,
-                    configuration: m.configuration,
+                    // `MINIMAL` (the default) leaves the configuration out.
+                    configuration: m.configuration.filter(|_| full),
                     status: Some(status),
                     user_email: m.user_email,
                     principal_subject: m.principal_subject,
