@@ -1,10 +1,13 @@
 //! Jobs: the resource, `jobs.get` and `jobs.cancel`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer};
 
 use crate::client::Client;
 use crate::error::Result;
 use crate::ids::TableId;
+use crate::paging::{ListStream, Pages};
 use crate::query::response::{DmlStats, JobReference};
 
 /// A job (the REST `Job` resource, the fields bigq knows).
@@ -211,7 +214,166 @@ impl Job {
     }
 }
 
+/// A job state, as `jobs.list` filters by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JobState {
+    /// Waiting to run.
+    Pending,
+    /// Running.
+    Running,
+    /// Finished, successfully or not.
+    Done,
+}
+
+impl JobState {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Done => "done",
+        }
+    }
+}
+
+/// Which jobs [`Client::list_jobs`] lists: BigQuery's `jobs.list` filters. By default the
+/// caller's jobs of the client's project, newest first, without their configuration.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct ListJobs {
+    pub(crate) project: Option<String>,
+    pub(crate) states: Vec<JobState>,
+    pub(crate) min_creation_time: Option<u64>,
+    pub(crate) max_creation_time: Option<u64>,
+    pub(crate) parent_job_id: Option<String>,
+    pub(crate) all_users: bool,
+    pub(crate) full: bool,
+    pub(crate) page_size: Option<u32>,
+}
+
+impl ListJobs {
+    /// All of the caller's jobs of the client's project.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The jobs of another project.
+    pub fn project(mut self, project: impl Into<String>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// Only jobs in this state (call again for several).
+    pub fn state(mut self, state: JobState) -> Self {
+        self.states.push(state);
+        self
+    }
+
+    /// Only jobs created at or after this time, ms since the epoch.
+    pub fn min_creation_time(mut self, ms: u64) -> Self {
+        self.min_creation_time = Some(ms);
+        self
+    }
+
+    /// Only jobs created at or before this time, ms since the epoch.
+    pub fn max_creation_time(mut self, ms: u64) -> Self {
+        self.max_creation_time = Some(ms);
+        self
+    }
+
+    /// Only the child jobs of this script job (one per statement the script ran).
+    pub fn parent_job_id(mut self, job_id: impl Into<String>) -> Self {
+        self.parent_job_id = Some(job_id.into());
+        self
+    }
+
+    /// Every user's jobs, not only the caller's (needs the project owner's permission).
+    pub fn all_users(mut self, yes: bool) -> Self {
+        self.all_users = yes;
+        self
+    }
+
+    /// With each job's configuration (BigQuery's `full` projection; `minimal` without).
+    pub fn full(mut self, yes: bool) -> Self {
+        self.full = yes;
+        self
+    }
+
+    /// Jobs per page fetched.
+    pub fn page_size(mut self, jobs: u32) -> Self {
+        self.page_size = Some(jobs);
+        self
+    }
+}
+
 impl Client {
+    /// Lists jobs, newest first, as a stream that fetches pages as it is read.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::admin::{JobState, ListJobs};
+    /// use futures::TryStreamExt;
+    /// for n in 0..3 {
+    ///     client.query(format!("SELECT {n}")).job_id(format!("listed_{n}")).run().await?;
+    /// }
+    /// let jobs: Vec<_> = client
+    ///     .list_jobs(ListJobs::new().state(JobState::Done).page_size(2))
+    ///     .try_collect()
+    ///     .await?;
+    /// let ids: Vec<&str> = jobs.iter().map(|j| j.job_reference.job_id.as_str()).collect();
+    /// assert_eq!(ids, ["listed_2", "listed_1", "listed_0"]);
+    /// assert!(jobs.iter().all(|j| j.is_done()));
+    /// // A script's statements, when BigQuery runs them as child jobs:
+    /// let children = client
+    ///     .list_jobs(ListJobs::new().parent_job_id("listed_0"))
+    ///     .try_collect()
+    ///     .await?;
+    /// assert!(children.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn list_jobs(&self, filter: ListJobs) -> ListStream<Job> {
+        let api = self.inner.api.clone();
+        let project = filter
+            .project
+            .clone()
+            .unwrap_or_else(|| self.inner.project.clone());
+        let filter = Arc::new(filter);
+        ListStream::new(Pages::lazy(None, move |token| {
+            let (api, project, filter) = (api.clone(), project.clone(), filter.clone());
+            async move { api.list_jobs(&project, &filter, token).await }
+        }))
+    }
+
+    /// Deletes a job's metadata (`jobs.delete`); a running job must be cancelled first.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 1").job_id("to_delete").run().await?;
+    /// let job = results.job_reference().unwrap();
+    /// client.delete_job(job).await?;
+    /// assert!(client.get_job(job).await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_job(&self, job: &JobReference) -> Result<()> {
+        self.inner.api.delete_job(job).await
+    }
+
     /// Gets a job: its state, errors and, for a query, its destination table.
     ///
     /// ```

@@ -111,6 +111,24 @@ fn job_statistics_from_proto(s: pb::JobStatistics) -> JobStatistics {
     }
 }
 
+/// A job as `ListJobs` describes it (the configuration only with the `FULL` projection).
+pub(crate) fn job_list_item_from_proto(j: pb::ListFormatJob) -> Job {
+    let mut status = j.status.unwrap_or_default();
+    if status.state.is_empty() {
+        status.state = j.state;
+    }
+    if status.error_result.is_none() {
+        status.error_result = j.error_result;
+    }
+    job_from_proto(pb::Job {
+        job_reference: j.job_reference,
+        configuration: j.configuration,
+        statistics: j.statistics,
+        status: Some(status),
+        ..Default::default()
+    })
+}
+
 /// A v2 `JobReference` as bigq's.
 pub(crate) fn job_reference_from_proto(j: pb::JobReference) -> JobReference {
     JobReference {

@@ -301,3 +301,102 @@ fn recorded_job_resources_decode_exactly() {
     }
     assert!(queries >= 2, "the recordings hold query jobs");
 }
+
+/// `list_jobs` pages through every job, newest first, with BigQuery's filters; `delete_job`
+/// removes one.
+#[tokio::test]
+async fn list_filter_and_delete_jobs_on_both_transports() {
+    use bigq::admin::{JobState, ListJobs};
+    let (emu, rest, grpc) = start().await;
+    for n in 0..5 {
+        rest.query(format!("SELECT {n}"))
+            .job_id(format!("listed_{n}"))
+            .run()
+            .await
+            .unwrap();
+    }
+    let created = |j: &Job| j.statistics().creation_time.unwrap();
+    for (name, client) in [("rest", &rest), ("grpc", &grpc)] {
+        let jobs: Vec<Job> = client
+            .list_jobs(ListJobs::new().page_size(2))
+            .try_collect()
+            .await
+            .unwrap();
+        let ids: Vec<&str> = jobs
+            .iter()
+            .map(|j| j.job_reference.job_id.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            ["listed_4", "listed_3", "listed_2", "listed_1", "listed_0"],
+            "{name}"
+        );
+        // The minimal projection leaves the configuration out; the full one has it.
+        assert_eq!(jobs[0].query(), None, "{name}");
+        assert_eq!(jobs[0].state(), Some("DONE"), "{name}");
+        assert_eq!(jobs[0].statement_type(), Some("SELECT"), "{name}");
+        let full: Vec<Job> = client
+            .list_jobs(ListJobs::new().full(true).all_users(true))
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(full[0].query(), Some("SELECT 4"), "{name}");
+
+        let done: Vec<Job> = client
+            .list_jobs(ListJobs::new().state(JobState::Done))
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(done.len(), 5, "{name}");
+        let running: Vec<Job> = client
+            .list_jobs(
+                ListJobs::new()
+                    .state(JobState::Running)
+                    .state(JobState::Pending),
+            )
+            .try_collect()
+            .await
+            .unwrap();
+        assert!(running.is_empty(), "{name}");
+
+        let (first, last) = (created(&jobs[4]), created(&jobs[0]));
+        let window: Vec<Job> = client
+            .list_jobs(
+                ListJobs::new()
+                    .min_creation_time(first as u64)
+                    .max_creation_time(last as u64),
+            )
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(window.len(), 5, "{name}");
+        let later: Vec<Job> = client
+            .list_jobs(ListJobs::new().min_creation_time(last as u64 + 1))
+            .try_collect()
+            .await
+            .unwrap();
+        assert!(later.is_empty(), "{name}");
+        // bigq-emulator runs a script as one job: no job has children.
+        let children: Vec<Job> = client
+            .list_jobs(ListJobs::new().parent_job_id("listed_0"))
+            .try_collect()
+            .await
+            .unwrap();
+        assert!(children.is_empty(), "{name}");
+    }
+    let gone = rest.list_jobs(ListJobs::new()).try_collect().await.unwrap()[0]
+        .job_reference
+        .clone();
+    rest.delete_job(&gone).await.unwrap();
+    assert!(rest.get_job(&gone).await.unwrap_err().is_not_found());
+    let again = grpc.delete_job(&gone).await.unwrap_err();
+    assert!(again.is_not_found(), "{again}");
+    let next = grpc.list_jobs(ListJobs::new()).try_collect().await.unwrap()[0]
+        .job_reference
+        .clone();
+    assert_eq!(next.job_id, "listed_3");
+    grpc.delete_job(&next).await.unwrap();
+    let left: Vec<Job> = rest.list_jobs(ListJobs::new()).try_collect().await.unwrap();
+    assert_eq!(left.len(), 3);
+    emu.shutdown().await;
+}
