@@ -1,7 +1,11 @@
 //! The query builder and the run of a query: the job retry, the first response, and polling
 //! until the query is complete.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use serde::de::DeserializeOwned;
 
@@ -15,6 +19,7 @@ use crate::client::Client;
 use crate::error::{Deadline, Error, ErrorKind, Result};
 use crate::ids::{IntoDatasetId, IntoTableId, TableId, dataset_id, table_id};
 use crate::retry::{self, Failure, RetryPolicy};
+use crate::transport::Transport;
 
 /// The longest a single `jobs.query` / `jobs.getQueryResults` call waits on the server.
 const POLL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -676,6 +681,28 @@ impl QueryBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn run(self) -> Result<QueryResults> {
+        // Ids and cost only: never the SQL text or a parameter value.
+        let span = tracing::info_span!(
+            "bigq.query",
+            project = self.request.project.as_str(),
+            transport = match self.client.transport() {
+                Transport::Grpc => "grpc",
+                _ => "rest",
+            },
+            job_id = Empty,
+            location = Empty,
+            statement_type = Empty,
+            total_bytes_processed = Empty,
+            total_bytes_billed = Empty,
+            total_slot_ms = Empty,
+            cache_hit = Empty,
+            rows = Empty,
+            dml_affected_rows = Empty,
+            attempts = Empty,
+            error = Empty,
+        );
+        // A subscriber that records the span gets the cost: one jobs.get when needed.
+        let statistics = self.job_statistics || !span.is_disabled();
         let this = &self;
         // Under the caller's ids a new attempt would find the failed job again.
         let policy = if self.request_id.is_some() || self.job_id.is_some() {
@@ -686,13 +713,25 @@ impl QueryBuilder {
         } else {
             self.job_retry.clone()
         };
-        retry::run(&policy, "query job", move || async move {
-            this.run_once().await.map_err(|e| Failure {
+        let attempts = AtomicU32::new(0);
+        let attempts = &attempts;
+        let result = retry::run(&policy, "query job", move || async move {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            this.run_once(statistics).await.map_err(|e| Failure {
                 retryable: e.kind() == ErrorKind::Job && e.is_retryable(),
                 error: e,
             })
         })
-        .await
+        .instrument(span.clone())
+        .await;
+        span.record("attempts", attempts.load(Ordering::Relaxed));
+        match &result {
+            Ok(results) => record_stats(&span, results.stats()),
+            Err(e) => {
+                span.record("error", tracing::field::display(e));
+            }
+        }
+        result
     }
 
     /// How long the next call may wait on the server: [`POLL_TIMEOUT`], or what is left of
@@ -707,7 +746,7 @@ impl QueryBuilder {
     /// One attempt of the query. The transport's calls are boxed futures: unboxed, this
     /// future (and every caller's) would be as large as the largest of them, several
     /// kilobytes copied at each step of the call chain on every query.
-    async fn run_once(&self) -> Result<QueryResults> {
+    async fn run_once(&self, statistics: bool) -> Result<QueryResults> {
         if let Some(why) = &self.invalid {
             return Err(Error::config(why.clone()));
         }
@@ -761,7 +800,7 @@ impl QueryBuilder {
             // What only jobs.query says (creation reason, query id) is kept.
             page.stats.fill_from(first);
         }
-        if self.job_statistics && !self.request.dry_run {
+        if statistics && !self.request.dry_run {
             Box::pin(self.read_job_statistics(&mut page.stats)).await?;
         }
         QueryResults::new(
@@ -966,5 +1005,38 @@ impl QueryBuilder {
     /// ```
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
         self.rows().await?.try_collect().await
+    }
+}
+
+/// A query's ids and cost on its span.
+fn record_stats(span: &tracing::Span, stats: &QueryStats) {
+    if let Some(job) = &stats.job_reference {
+        span.record("job_id", job.job_id.as_str());
+        if let Some(l) = &job.location {
+            span.record("location", l.as_str());
+        }
+    }
+    if let Some(l) = &stats.location {
+        span.record("location", l.as_str());
+    }
+    if let Some(t) = &stats.statement_type {
+        span.record("statement_type", t.as_str());
+    }
+    let numbers = [
+        ("total_bytes_processed", stats.total_bytes_processed),
+        ("total_bytes_billed", stats.total_bytes_billed),
+        ("total_slot_ms", stats.total_slot_ms),
+        ("dml_affected_rows", stats.num_dml_affected_rows),
+    ];
+    for (field, value) in numbers {
+        if let Some(v) = value {
+            span.record(field, v);
+        }
+    }
+    if let Some(c) = stats.cache_hit {
+        span.record("cache_hit", c);
+    }
+    if let Some(r) = stats.total_rows {
+        span.record("rows", r);
     }
 }

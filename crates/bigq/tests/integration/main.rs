@@ -20,3 +20,4 @@ mod live;
 mod mock_rest;
 mod storage_read;
 mod storage_write;
+mod tracing_spans;
