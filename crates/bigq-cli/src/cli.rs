@@ -46,6 +46,23 @@ pub enum Command {
     Write(WriteArgs),
     /// List the datasets of the project.
     Datasets,
+    /// List the project's jobs, newest first: id, state, statement type, bytes billed.
+    Jobs {
+        /// Only jobs in this state (pending, running, done).
+        #[arg(long)]
+        state: Option<String>,
+        /// At most this many jobs.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Cancel a job.
+    Cancel {
+        /// The job id.
+        job: String,
+        /// The job's location.
+        #[arg(long)]
+        location: Option<String>,
+    },
     /// List the tables of a dataset.
     Tables {
         /// `dataset` or `project.dataset`.

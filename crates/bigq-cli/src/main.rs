@@ -67,6 +67,8 @@ async fn run(cli: Cli) -> error::Result<()> {
         Command::Read(args) => cmd::read::run(g, args).await,
         Command::Write(args) => cmd::write::run(g, args).await,
         Command::Datasets => cmd::admin::datasets(g).await,
+        Command::Jobs { state, limit } => cmd::admin::jobs(g, state.as_deref(), limit).await,
+        Command::Cancel { job, location } => cmd::admin::cancel(g, &job, location).await,
         Command::Tables { dataset } => cmd::admin::tables(g, &dataset).await,
         Command::Schema { table, json } => cmd::admin::schema(g, &table, json).await,
         Command::MkDataset {

@@ -638,3 +638,28 @@ async fn global_flags_instead_of_the_environment() {
         ["{\"id\":1,\"name\":\"a\"}", "{\"id\":2,\"name\":\"b\"}"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_lists_with_state_and_bytes_billed_and_cancel_reports_the_job() {
+    let env = Env::new("jobs").await;
+    env.shop().await;
+    for _ in 0..2 {
+        env.ok(&["query", "SELECT * FROM shop.orders", "--job"])
+            .await;
+    }
+    let listed = env.ok(&["jobs", "--state", "done", "--limit", "2"]).await;
+    let lines: Vec<Vec<&str>> = listed.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    for l in &lines {
+        assert_eq!(l.len(), 4, "{listed}");
+        assert_eq!(l[1], "DONE", "{listed}");
+        assert!(l[3] == "-" || l[3].parse::<u64>().is_ok(), "{listed}");
+    }
+    let first = lines[0][0].to_string();
+    let cancelled = env.ok(&["cancel", &first]).await;
+    // Cancelling a finished job leaves it done.
+    assert_eq!(cancelled, format!("{first}\tDONE\n"));
+    let bad = env.run(&["jobs", "--state", "asleep"]).await;
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--state asleep"));
+}

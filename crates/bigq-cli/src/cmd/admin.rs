@@ -1,4 +1,4 @@
-//! `bigq datasets`, `tables`, `schema`, `mk-dataset`, `mk-table`, `rm`.
+//! `bigq datasets`, `jobs`, `cancel`, `tables`, `schema`, `mk-dataset`, `mk-table`, `rm`.
 
 use bigq::Transport;
 use bigq::admin::{Dataset, Table};
@@ -16,6 +16,62 @@ pub async fn datasets(global: &Global) -> Result<()> {
     for d in datasets {
         println!("{}", d.dataset_id());
     }
+    Ok(())
+}
+
+/// `bigq jobs`: one job a line, newest first: id, state, statement type, bytes billed.
+pub async fn jobs(global: &Global, state: Option<&str>, limit: usize) -> Result<()> {
+    use bigq::admin::{JobState, ListJobs};
+    let client = connect::client(global, Transport::Rest).await?;
+    let mut filter = ListJobs::new();
+    if let Some(s) = state {
+        filter = filter.state(match s.to_ascii_lowercase().as_str() {
+            "pending" => JobState::Pending,
+            "running" => JobState::Running,
+            "done" => JobState::Done,
+            other => {
+                return Err(Failure::new(format!(
+                    "--state {other}: expected pending, running or done"
+                )));
+            }
+        });
+    }
+    use futures::TryStreamExt;
+    let mut jobs = client.list_jobs(filter);
+    let mut shown = 0;
+    while shown < limit
+        && let Some(job) = jobs.try_next().await?
+    {
+        let query = job.statistics().query.as_ref();
+        let billed = query
+            .and_then(|q| q.total_bytes_billed)
+            .map_or_else(|| "-".to_string(), |b| b.to_string());
+        println!(
+            "{}\t{}\t{}\t{}",
+            job.job_reference.job_id,
+            job.state().unwrap_or("-"),
+            job.statement_type().unwrap_or("-"),
+            billed
+        );
+        shown += 1;
+    }
+    Ok(())
+}
+
+/// `bigq cancel JOB`: asks BigQuery to cancel the job and prints its state.
+pub async fn cancel(global: &Global, job: &str, location: Option<String>) -> Result<()> {
+    let client = connect::client(global, Transport::Rest).await?;
+    let reference = bigq::query::JobReference {
+        project_id: client.project().to_string(),
+        job_id: job.to_string(),
+        location,
+    };
+    let job = client.cancel_job(&reference).await?;
+    println!(
+        "{}\t{}",
+        job.job_reference.job_id,
+        job.state().unwrap_or("-")
+    );
     Ok(())
 }
 

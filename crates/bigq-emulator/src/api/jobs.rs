@@ -57,7 +57,7 @@ pub enum QueryOutcome {
     /// A dry run: the statement's schema and type, no rows, no job.
     DryRun {
         /// The validated statement (no rows).
-        out: QueryOutput,
+        out: Box<QueryOutput>,
         /// When the request came in, ms.
         created: i64,
         /// When the check finished, ms.
@@ -451,7 +451,7 @@ pub async fn query(s: &Arc<AppState>, call: QueryCall) -> Result<QueryOutcome, B
         let mut out = run_guarded(s, req, None).await?;
         out.returns_rows = false;
         return Ok(QueryOutcome::DryRun {
-            out,
+            out: Box::new(out),
             created,
             ended: now_millis(),
         });
@@ -700,6 +700,15 @@ pub fn delete(s: &AppState, project: &str, job_id: &str) -> Result<(), BqError> 
     s.jobs.delete(project, job_id)
 }
 
+/// `totalSlotMs`: the emulator runs a job as if on one slot, so its slot time is the time
+/// it ran (0 until it ends).
+pub fn slot_ms(st: &JobState) -> i64 {
+    match (st.start_time, st.end_time) {
+        (Some(start), Some(end)) => (end - start).max(0),
+        _ => 0,
+    }
+}
+
 /// `PENDING`, `RUNNING` or `DONE`.
 pub fn state_name(st: &JobState) -> &'static str {
     match (&st.result, st.start_time) {
@@ -718,12 +727,16 @@ pub struct JobFilter {
     pub min_creation_time: Option<i64>,
     /// `maxCreationTime`, ms: jobs created at or before it.
     pub max_creation_time: Option<i64>,
+    /// `parentJobId`: the child jobs of this script job. The emulator runs a script as one
+    /// job, with no child jobs, so the list is empty for every parent.
+    pub parent_job_id: Option<String>,
 }
 
 impl JobFilter {
     fn admits(&self, j: &Job) -> bool {
         let st = state_name(&j.state());
         (self.states.is_empty() || self.states.iter().any(|f| f.eq_ignore_ascii_case(st)))
+            && self.parent_job_id.is_none()
             && self.min_creation_time.is_none_or(|t| j.creation_time >= t)
             && self.max_creation_time.is_none_or(|t| j.creation_time <= t)
     }

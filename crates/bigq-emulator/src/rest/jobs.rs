@@ -19,6 +19,7 @@ use crate::api::jobs::{
     self as core, InsertCall, InsertOutcome, JobFilter, QueryCall, QueryOutcome,
 };
 use crate::api::{PageRequest, etag};
+use crate::error::BqError;
 use crate::jobs::{Job, JobState};
 use crate::sql::exec::{Cost, QueryOutput};
 use crate::state::AppState;
@@ -47,10 +48,12 @@ fn schema_json(out: &QueryOutput) -> Value {
 }
 
 fn statistics(job: &Job, st: &JobState) -> Value {
+    let none = Cost::default();
     let cost = match &st.result {
-        Some(Ok(out)) => out.cost,
-        _ => Cost::default(),
+        Some(Ok(out)) => &out.cost,
+        _ => &none,
     };
+    let slot_ms = core::slot_ms(st).to_string();
     let mut q = Map::new();
     q.insert(
         "totalBytesProcessed".into(),
@@ -58,7 +61,15 @@ fn statistics(job: &Job, st: &JobState) -> Value {
     );
     q.insert("totalBytesBilled".into(), cost.billed.to_string().into());
     q.insert("cacheHit".into(), false.into());
-    q.insert("totalSlotMs".into(), "0".into());
+    q.insert("totalSlotMs".into(), slot_ms.clone().into());
+    if !cost.tables.is_empty() {
+        let tables: Vec<Value> = cost
+            .tables
+            .iter()
+            .map(|t| json!({"projectId": t.project, "datasetId": t.dataset, "tableId": t.table}))
+            .collect();
+        q.insert("referencedTables".into(), tables.into());
+    }
     let mut stype = "SELECT";
     if let Some(Ok(out)) = &st.result {
         stype = out.statement_type;
@@ -89,6 +100,7 @@ fn statistics(job: &Job, st: &JobState) -> Value {
         "totalBytesProcessed".into(),
         cost.processed.to_string().into(),
     );
+    s.insert("totalSlotMs".into(), slot_ms.into());
     s.insert("query".into(), Value::Object(q));
     if let Some(Ok(out)) = &st.result
         && let Some(id) = &out.session_id
@@ -473,17 +485,37 @@ pub async fn delete(
 pub async fn list(
     State(s): State<Arc<AppState>>,
     Path(project): Path<String>,
-    Query(q): Query<QueryParams>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> Response {
+    // `stateFilter` may repeat; every other parameter is taken once.
+    let states: Vec<String> = pairs
+        .iter()
+        .filter(|(k, _)| k == "stateFilter")
+        .flat_map(|(_, f)| f.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let q: QueryParams = pairs.into_iter().collect();
     let max = int_param(&q, "maxResults").ok().flatten().unwrap_or(1000) as usize;
     let page = PageRequest {
         start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
         max: Some(max),
     };
-    let states: Vec<String> = q
-        .get("stateFilter")
-        .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
-        .unwrap_or_default();
+    if let Some(bad) = states
+        .iter()
+        .find(|f| !["done", "pending", "running"].contains(&f.to_ascii_lowercase().as_str()))
+    {
+        return BqError::invalid(format!("Invalid value for stateFilter: {bad}")).into_response();
+    }
+    // `minimal` (BigQuery's default) leaves the configuration out.
+    let full = match q.get("projection").map(|p| p.to_ascii_lowercase()) {
+        None => false,
+        Some(p) if p == "minimal" => false,
+        Some(p) if p == "full" => true,
+        Some(p) => {
+            return BqError::invalid(format!("Invalid value for projection: {p}")).into_response();
+        }
+    };
     let filter = JobFilter {
         states,
         min_creation_time: int_param(&q, "minCreationTime")
@@ -494,6 +526,7 @@ pub async fn list(
             .ok()
             .flatten()
             .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        parent_job_id: q.get("parentJobId").filter(|p| !p.is_empty()).cloned(),
     };
     let (jobs, next) = core::list(&s, &project, &filter, page);
     let listed: Vec<Value> = jobs
@@ -504,6 +537,9 @@ pub async fn list(
             if let Some(m) = r.as_object_mut() {
                 m.remove("selfLink");
                 m.remove("etag");
+                if !full {
+                    m.remove("configuration");
+                }
                 m.insert("state".into(), st);
             }
             r

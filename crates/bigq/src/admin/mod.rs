@@ -12,6 +12,6 @@ mod tables;
 pub use crate::ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use crate::paging::ListStream;
 pub use datasets::{Dataset, DatasetListItem};
-pub use jobs::{Job, JobError};
+pub use jobs::{Job, JobError, JobState, JobStatistics, ListJobs, QueryJobStatistics};
 pub use tabledata::{InsertError, TableDataBuilder};
 pub use tables::{Table, TableListItem};

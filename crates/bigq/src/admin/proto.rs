@@ -6,12 +6,13 @@ use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 
 use super::datasets::{Dataset, DatasetListItem, DatasetReference};
 use super::jobs::{
-    Job, JobConfiguration, JobError, JobStatistics, JobStatus, QueryConfiguration, QueryStatistics,
-    TableReference as JobTableReference,
+    Job, JobConfiguration, JobError, JobStatistics, JobStatus, QueryConfiguration,
+    QueryJobStatistics, TableReference as JobTableReference,
 };
 use super::tables::{Table, TableListItem, TableReference};
 use crate::client::grpc::non_empty;
-use crate::query::response::JobReference;
+use crate::ids::TableId;
+use crate::query::response::{DmlStats, JobReference};
 
 fn non_zero(n: i64) -> Option<i64> {
     (n != 0).then_some(n)
@@ -43,7 +44,7 @@ pub(crate) fn table_list_item_from_proto(t: pb::ListFormatTable) -> TableListIte
 pub(crate) fn job_from_proto(job: pb::Job) -> Job {
     let status = job.status.unwrap_or_default();
     let query = job.configuration.and_then(|c| c.query);
-    let stats = job.statistics.and_then(|s| s.query);
+    let stats = job.statistics.unwrap_or_default();
     Job {
         job_reference: job
             .job_reference
@@ -62,6 +63,7 @@ pub(crate) fn job_from_proto(job: pb::Job) -> Job {
         },
         configuration: JobConfiguration {
             query: query.map(|q| QueryConfiguration {
+                query: non_empty(q.query),
                 destination_table: q.destination_table.map(|t| JobTableReference {
                     project_id: t.project_id,
                     dataset_id: t.dataset_id,
@@ -69,12 +71,62 @@ pub(crate) fn job_from_proto(job: pb::Job) -> Job {
                 }),
             }),
         },
-        statistics: JobStatistics {
-            query: stats.map(|q| QueryStatistics {
-                statement_type: non_empty(q.statement_type),
-            }),
-        },
+        statistics: job_statistics_from_proto(stats),
     }
+}
+
+/// A job's statistics as the v2 services report them (the REST resource's fields; 0 for a
+/// time not reached is absent).
+fn job_statistics_from_proto(s: pb::JobStatistics) -> JobStatistics {
+    JobStatistics {
+        creation_time: non_zero(s.creation_time),
+        start_time: non_zero(s.start_time),
+        end_time: non_zero(s.end_time),
+        total_bytes_processed: s.total_bytes_processed,
+        total_slot_ms: s.total_slot_ms,
+        parent_job_id: non_empty(s.parent_job_id),
+        num_child_jobs: non_zero(s.num_child_jobs),
+        query: s.query.map(|q| QueryJobStatistics {
+            total_bytes_processed: q.total_bytes_processed,
+            total_bytes_billed: q.total_bytes_billed,
+            total_slot_ms: q.total_slot_ms,
+            cache_hit: q.cache_hit,
+            num_dml_affected_rows: q.num_dml_affected_rows,
+            dml_stats: q.dml_stats.map(|d| DmlStats {
+                inserted_row_count: d.inserted_row_count,
+                deleted_row_count: d.deleted_row_count,
+                updated_row_count: d.updated_row_count,
+            }),
+            referenced_tables: q
+                .referenced_tables
+                .into_iter()
+                .map(|t| TableId {
+                    project: t.project_id,
+                    dataset: t.dataset_id,
+                    table: t.table_id,
+                })
+                .collect(),
+            statement_type: non_empty(q.statement_type),
+        }),
+    }
+}
+
+/// A job as `ListJobs` describes it (the configuration only with the `FULL` projection).
+pub(crate) fn job_list_item_from_proto(j: pb::ListFormatJob) -> Job {
+    let mut status = j.status.unwrap_or_default();
+    if status.state.is_empty() {
+        status.state = j.state;
+    }
+    if status.error_result.is_none() {
+        status.error_result = j.error_result;
+    }
+    job_from_proto(pb::Job {
+        job_reference: j.job_reference,
+        configuration: j.configuration,
+        statistics: j.statistics,
+        status: Some(status),
+        ..Default::default()
+    })
 }
 
 /// A v2 `JobReference` as bigq's.

@@ -10,7 +10,7 @@ use super::rest::Rest;
 use crate::auth::Credentials;
 use crate::error::{Error, Result, SourceText};
 use crate::retry::RetryPolicy;
-use crate::transport::{GrpcApi, RestApi, Transport, V2Api};
+use crate::transport::{GrpcApi, RestApi, Traced, Transport, V2Api};
 
 impl Client {
     /// A builder for a client.
@@ -544,11 +544,11 @@ impl ClientBuilder {
         ));
         // The transport is chosen here, once: every v2 call goes through `api`.
         let api: Arc<dyn V2Api> = match self.transport {
-            Transport::Rest => Arc::new(RestApi::new(rest.clone())),
+            Transport::Rest => Arc::new(Traced::new(Arc::new(RestApi::new(rest.clone())), "rest")),
             Transport::Grpc => {
                 // Queries, jobs and admin calls all go over the v2 channel: connect it now.
                 v2.channel().warm_up(WARM_UP_WAIT).await;
-                Arc::new(GrpcApi::new(v2.clone()))
+                Arc::new(Traced::new(Arc::new(GrpcApi::new(v2.clone())), "grpc"))
             }
         };
         Ok(Client {

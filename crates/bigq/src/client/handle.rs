@@ -6,7 +6,7 @@ use super::grpc::Grpc;
 use super::rest::Rest;
 use crate::auth::Credentials;
 use crate::retry::RetryPolicy;
-use crate::transport::{GrpcApi, RestApi, Transport, V2Api};
+use crate::transport::{GrpcApi, RestApi, Traced, Transport, V2Api};
 
 /// A BigQuery client.
 ///
@@ -95,8 +95,8 @@ impl Client {
         let storage = Arc::new(i.storage.with_retry(policy.clone()));
         let v2 = Arc::new(i.v2.with_retry(policy.clone()));
         let api: Arc<dyn V2Api> = match i.transport {
-            Transport::Rest => Arc::new(RestApi::new(rest.clone())),
-            Transport::Grpc => Arc::new(GrpcApi::new(v2.clone())),
+            Transport::Rest => Arc::new(Traced::new(Arc::new(RestApi::new(rest.clone())), "rest")),
+            Transport::Grpc => Arc::new(Traced::new(Arc::new(GrpcApi::new(v2.clone())), "grpc")),
         };
         Client {
             inner: Arc::new(Inner {

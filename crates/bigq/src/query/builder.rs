@@ -1,7 +1,11 @@
 //! The query builder and the run of a query: the job retry, the first response, and polling
 //! until the query is complete.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use serde::de::DeserializeOwned;
 
@@ -15,6 +19,7 @@ use crate::client::Client;
 use crate::error::{Deadline, Error, ErrorKind, Result};
 use crate::ids::{IntoDatasetId, IntoTableId, TableId, dataset_id, table_id};
 use crate::retry::{self, Failure, RetryPolicy};
+use crate::transport::Transport;
 
 /// The longest a single `jobs.query` / `jobs.getQueryResults` call waits on the server.
 const POLL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,6 +56,9 @@ impl Client {
             timeout: None,
             use_storage_read: true,
             destination: None,
+            request_id: None,
+            job_id: None,
+            job_statistics: false,
             job_retry: RetryPolicy {
                 max_attempts: 3,
                 ..Default::default()
@@ -74,6 +82,9 @@ pub struct QueryBuilder {
     timeout: Option<Duration>,
     use_storage_read: bool,
     destination: Option<TableId>,
+    request_id: Option<String>,
+    job_id: Option<String>,
+    job_statistics: bool,
     job_retry: RetryPolicy,
 }
 
@@ -319,6 +330,132 @@ impl QueryBuilder {
         self
     }
 
+    /// Has BigQuery stop the job after this long (`jobTimeoutMs`); unlike
+    /// [`timeout`](Self::timeout), which only stops waiting, the job itself is cancelled
+    /// and the query fails with a timeout error.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use std::time::Duration;
+    /// let rows: Vec<(i64,)> = client
+    ///     .query("SELECT 4")
+    ///     .job_timeout(Duration::from_secs(60))
+    ///     .fetch_all()
+    ///     .await?;
+    /// assert_eq!(rows, [(4,)]);
+    /// # Ok(()) }
+    /// ```
+    pub fn job_timeout(mut self, timeout: Duration) -> Self {
+        self.request.job_timeout = Some(timeout);
+        self
+    }
+
+    /// The `requestId` of `jobs.query`, instead of a new UUID: sending the same query again
+    /// with the same id (within BigQuery's 15 minutes) returns the first run's job instead of
+    /// running it twice. The job retry makes no further attempts under a caller's id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let first = client
+    ///     .query("SELECT 5")
+    ///     .job_creation_required(true)
+    ///     .request_id("nightly-report-2026-01-01")
+    ///     .run()
+    ///     .await?;
+    /// let again = client
+    ///     .query("SELECT 5")
+    ///     .job_creation_required(true)
+    ///     .request_id("nightly-report-2026-01-01")
+    ///     .run()
+    ///     .await?;
+    /// assert_eq!(first.job_reference(), again.job_reference());
+    /// # Ok(()) }
+    /// ```
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Runs the query as a job with this id (`jobs.insert`), instead of `jobs.query`
+    /// choosing one. A second job with the same id fails with an "already exists" error;
+    /// the job retry makes no further attempts under a caller's id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// let results = client.query("SELECT 6").job_id("my_job_6").run().await?;
+    /// assert_eq!(results.job_reference().unwrap().job_id, "my_job_6");
+    /// let job = client.get_job(results.job_reference().unwrap()).await?;
+    /// assert_eq!(job.query(), Some("SELECT 6"));
+    /// # Ok(()) }
+    /// ```
+    pub fn job_id(mut self, id: impl Into<String>) -> Self {
+        self.job_id = Some(id.into());
+        self
+    }
+
+    /// Whether to read the job's final statistics (one `jobs.get` once the query is done),
+    /// so that [`QueryStats`] has bytes billed, slot time, cache hit, DML counts, the
+    /// referenced tables and the statement type whichever call answered the query.
+    /// [`execute`](Self::execute) always does; so does every query while a `tracing`
+    /// subscriber records bigq's spans. A query answered without a job (short query mode)
+    /// has only what `jobs.query` reports.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name UNION ALL SELECT 2, 'Grace' UNION ALL SELECT 3, 'Linus'")
+    /// #     .execute()
+    /// #     .await?;
+    /// let results = client
+    ///     .query("SELECT name FROM ds.people")
+    ///     .job_creation_required(true)
+    ///     .job_statistics(true)
+    ///     .run()
+    ///     .await?;
+    /// let stats = results.stats();
+    /// assert_eq!(stats.statement_type.as_deref(), Some("SELECT"));
+    /// assert_eq!(stats.referenced_tables[0].to_string(), format!("{}.ds.people", emulator.project()));
+    /// assert!(stats.total_bytes_billed.unwrap() > 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn job_statistics(mut self, yes: bool) -> Self {
+        self.job_statistics = yes;
+        self
+    }
+
     /// Whether to always create a job. By default (`false`) queries run in short query mode
     /// (`JOB_CREATION_OPTIONAL`), where BigQuery may answer without one.
     ///
@@ -544,14 +681,57 @@ impl QueryBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn run(self) -> Result<QueryResults> {
+        // Ids and cost only: never the SQL text or a parameter value.
+        let span = tracing::info_span!(
+            "bigq.query",
+            project = self.request.project.as_str(),
+            transport = match self.client.transport() {
+                Transport::Grpc => "grpc",
+                _ => "rest",
+            },
+            job_id = Empty,
+            location = Empty,
+            statement_type = Empty,
+            total_bytes_processed = Empty,
+            total_bytes_billed = Empty,
+            total_slot_ms = Empty,
+            cache_hit = Empty,
+            rows = Empty,
+            dml_affected_rows = Empty,
+            attempts = Empty,
+            error = Empty,
+        );
+        // A subscriber that records the span gets the cost: one jobs.get when needed.
+        let statistics = self.job_statistics || !span.is_disabled();
         let this = &self;
-        retry::run(&self.job_retry, "query job", move || async move {
-            this.run_once().await.map_err(|e| Failure {
+        // Under the caller's ids a new attempt would find the failed job again.
+        let policy = if self.request_id.is_some() || self.job_id.is_some() {
+            RetryPolicy {
+                max_attempts: 1,
+                ..self.job_retry.clone()
+            }
+        } else {
+            self.job_retry.clone()
+        };
+        let attempts = AtomicU32::new(0);
+        let attempts = &attempts;
+        let result = retry::run(&policy, "query job", move || async move {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            this.run_once(statistics).await.map_err(|e| Failure {
                 retryable: e.kind() == ErrorKind::Job && e.is_retryable(),
                 error: e,
             })
         })
-        .await
+        .instrument(span.clone())
+        .await;
+        span.record("attempts", attempts.load(Ordering::Relaxed));
+        match &result {
+            Ok(results) => record_stats(&span, results.stats()),
+            Err(e) => {
+                span.record("error", tracing::field::display(e));
+            }
+        }
+        result
     }
 
     /// How long the next call may wait on the server: [`POLL_TIMEOUT`], or what is left of
@@ -566,16 +746,25 @@ impl QueryBuilder {
     /// One attempt of the query. The transport's calls are boxed futures: unboxed, this
     /// future (and every caller's) would be as large as the largest of them, several
     /// kilobytes copied at each step of the call chain on every query.
-    async fn run_once(&self) -> Result<QueryResults> {
+    async fn run_once(&self, statistics: bool) -> Result<QueryResults> {
         if let Some(why) = &self.invalid {
             return Err(Error::config(why.clone()));
         }
         let started = Instant::now();
         let api = &self.client.inner.api;
-        let request_id = uuid::Uuid::new_v4().to_string();
-        let mut page = match &self.destination {
-            Some(dest) => Box::pin(self.insert_job(&request_id, dest)).await?,
-            None => {
+        let request_id = match &self.request_id {
+            Some(id) => id.clone(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let mut page = match (&self.destination, &self.job_id) {
+            (Some(_), _) | (_, Some(_)) => {
+                let job_id = match &self.job_id {
+                    Some(id) => id.clone(),
+                    None => format!("bigq_{}", request_id.replace('-', "")),
+                };
+                Box::pin(self.insert_job(&job_id, self.destination.as_ref())).await?
+            }
+            (None, None) => {
                 // The first page's rows are not decoded when Storage Read will return them.
                 let rows_unused = self.use_storage_read && self.client.inner.storage_for_queries;
                 let wait = self.poll_timeout(started);
@@ -611,6 +800,9 @@ impl QueryBuilder {
             // What only jobs.query says (creation reason, query id) is kept.
             page.stats.fill_from(first);
         }
+        if statistics && !self.request.dry_run {
+            Box::pin(self.read_job_statistics(&mut page.stats)).await?;
+        }
         QueryResults::new(
             self.client.clone(),
             page,
@@ -621,21 +813,41 @@ impl QueryBuilder {
         )
     }
 
-    /// Inserts the query as a job writing into `destination`; the page it returns is
-    /// "not complete yet", for the polling that follows.
-    async fn insert_job(&self, request_id: &str, destination: &TableId) -> Result<ResultPage> {
-        let job_id = format!("bigq_{}", request_id.replace('-', ""));
+    /// Completes `stats` from the job's final statistics (one `jobs.get`); a query answered
+    /// without a job keeps what its response said.
+    async fn read_job_statistics(&self, stats: &mut QueryStats) -> Result<()> {
+        let Some(job) = stats
+            .job_reference
+            .as_ref()
+            .filter(|j| !j.job_id.is_empty())
+        else {
+            return Ok(());
+        };
+        let job = JobReference {
+            location: job.location.clone().or(self.request.location.clone()),
+            ..job.clone()
+        };
+        let job = self.client.inner.api.get_job(&job).await?;
+        stats.fill_from_job(&job);
+        Ok(())
+    }
+
+    /// Inserts the query as the job `job_id`, writing into `destination` when given; the
+    /// page it returns is "not complete yet", for the polling that follows.
+    async fn insert_job(&self, job_id: &str, destination: Option<&TableId>) -> Result<ResultPage> {
         let api = &self.client.inner.api;
         let job = match api
-            .insert_query_job(&self.request, &job_id, destination)
+            .insert_query_job(&self.request, job_id, destination)
             .await
         {
             Ok(job) => job,
-            // A retried insert that BigQuery already has: the job exists, poll it.
-            Err(e) if e.is_already_exists() => {
+            // A retried insert that BigQuery already has: the job exists, poll it. Under
+            // the caller's id it may be another job: that is the caller's error, as in the
+            // Python client.
+            Err(e) if e.is_already_exists() && self.job_id.is_none() => {
                 let reference = JobReference {
                     project_id: self.request.project.clone(),
-                    job_id: job_id.clone(),
+                    job_id: job_id.to_string(),
                     location: self.request.location.clone(),
                 };
                 api.get_job(&reference).await?
@@ -665,7 +877,8 @@ impl QueryBuilder {
     }
 
     /// Runs the query and returns its statistics, for statements that return no rows
-    /// (DDL, DML) or when only the statistics matter.
+    /// (DDL, DML) or when only the statistics matter; the job's final statistics are read
+    /// ([`job_statistics`](Self::job_statistics)).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -689,7 +902,8 @@ impl QueryBuilder {
     /// assert_eq!(stats.num_dml_affected_rows, Some(2));
     /// # Ok(()) }
     /// ```
-    pub async fn execute(self) -> Result<QueryStats> {
+    pub async fn execute(mut self) -> Result<QueryStats> {
+        self.job_statistics = true;
         Ok(self.run().await?.into_stats())
     }
 
@@ -791,5 +1005,38 @@ impl QueryBuilder {
     /// ```
     pub async fn fetch_all<T: DeserializeOwned + Send + 'static>(self) -> Result<Vec<T>> {
         self.rows().await?.try_collect().await
+    }
+}
+
+/// A query's ids and cost on its span.
+fn record_stats(span: &tracing::Span, stats: &QueryStats) {
+    if let Some(job) = &stats.job_reference {
+        span.record("job_id", job.job_id.as_str());
+        if let Some(l) = &job.location {
+            span.record("location", l.as_str());
+        }
+    }
+    if let Some(l) = &stats.location {
+        span.record("location", l.as_str());
+    }
+    if let Some(t) = &stats.statement_type {
+        span.record("statement_type", t.as_str());
+    }
+    let numbers = [
+        ("total_bytes_processed", stats.total_bytes_processed),
+        ("total_bytes_billed", stats.total_bytes_billed),
+        ("total_slot_ms", stats.total_slot_ms),
+        ("dml_affected_rows", stats.num_dml_affected_rows),
+    ];
+    for (field, value) in numbers {
+        if let Some(v) = value {
+            span.record(field, v);
+        }
+    }
+    if let Some(c) = stats.cache_hit {
+        span.record("cache_hit", c);
+    }
+    if let Some(r) = stats.total_rows {
+        span.record("rows", r);
     }
 }

@@ -68,6 +68,7 @@ pub(crate) fn query_proto(
             maximum_bytes_billed: req.maximum_bytes_billed,
             request_id: request_id.to_string(),
             job_creation_mode: job_creation_mode.into(),
+            job_timeout_ms: req.job_timeout_ms(),
             query_results_format: QueryResultsFormat::Arrow.into(),
             results_format_serialization_options: Some(
                 ResultsFormatSerializationOptions::ArrowSerializationOptions(
@@ -108,7 +109,7 @@ fn proto_default_dataset(req: &QueryRequest) -> Option<pb::DatasetReference> {
 pub(crate) fn job_proto(
     req: &QueryRequest,
     job_id: &str,
-    destination: &TableId,
+    destination: Option<&TableId>,
 ) -> Result<pb::InsertJobRequest> {
     let (parameter_mode, query_parameters) = proto_params(req)?;
     let job = pb::Job {
@@ -120,10 +121,10 @@ pub(crate) fn job_proto(
         configuration: Some(pb::JobConfiguration {
             query: Some(pb::JobConfigurationQuery {
                 query: req.sql.clone(),
-                destination_table: Some(pb::TableReference {
-                    project_id: destination.project.clone(),
-                    dataset_id: destination.dataset.clone(),
-                    table_id: destination.table.clone(),
+                destination_table: destination.map(|d| pb::TableReference {
+                    project_id: d.project.clone(),
+                    dataset_id: d.dataset.clone(),
+                    table_id: d.table.clone(),
                 }),
                 write_disposition: req
                     .write_disposition
@@ -139,6 +140,7 @@ pub(crate) fn job_proto(
             }),
             dry_run: req.dry_run.then_some(true),
             labels: req.labels.clone().into_iter().collect(),
+            job_timeout_ms: req.job_timeout_ms(),
             ..Default::default()
         }),
         ..Default::default()
@@ -393,6 +395,7 @@ pub(crate) fn query_response_page(
             updated_row_count: d.updated_row_count,
         }),
         statement_type: None,
+        referenced_tables: Vec::new(),
         location: non_empty(resp.location),
         schema: schema.clone(),
         job_complete: resp.job_complete,

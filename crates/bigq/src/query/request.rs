@@ -2,6 +2,7 @@
 //! `jobs.query` body in [`super::rest`], the v2 `QueryRequest` in [`super::grpc`]).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use super::params::Param;
 use crate::error::{Error, Result};
@@ -46,6 +47,8 @@ pub(crate) struct QueryRequest {
     pub(crate) job_creation_required: bool,
     pub(crate) page_size: Option<u32>,
     pub(crate) write_disposition: Option<WriteDisposition>,
+    /// `jobTimeoutMs`: BigQuery stops the job after this long.
+    pub(crate) job_timeout: Option<Duration>,
 }
 
 impl QueryRequest {
@@ -64,7 +67,14 @@ impl QueryRequest {
             job_creation_required: false,
             page_size: None,
             write_disposition: None,
+            job_timeout: None,
         }
+    }
+
+    /// `jobTimeoutMs` in milliseconds (at least one: zero would mean "no limit").
+    pub(crate) fn job_timeout_ms(&self) -> Option<i64> {
+        self.job_timeout
+            .map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX).max(1))
     }
 
     pub(crate) fn check_params(&self) -> Result<()> {

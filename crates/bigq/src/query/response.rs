@@ -7,8 +7,10 @@ use bigq_codec::schema::TableSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::admin::Job;
 use crate::client::rest::ErrorProto;
 use crate::error::{Error, ErrorKind, Result};
+use crate::ids::TableId;
 
 /// Identifies a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,10 +106,14 @@ pub struct QueryStats {
     /// Detailed DML counts.
     #[serde(default)]
     pub dml_stats: Option<DmlStats>,
-    /// The statement type (`SELECT`, `INSERT`, `CREATE_TABLE`, ...), when the response
-    /// carries it.
+    /// The statement type (`SELECT`, `INSERT`, `CREATE_TABLE`, ...): from the job's
+    /// statistics (see [`QueryBuilder::job_statistics`](crate::query::QueryBuilder::job_statistics)).
     #[serde(default)]
     pub statement_type: Option<String>,
+    /// The tables the query read: from the job's statistics (`jobs.query` and
+    /// `getQueryResults` do not report them).
+    #[serde(skip)]
+    pub referenced_tables: Vec<TableId>,
     /// The location the query ran in.
     #[serde(default)]
     pub location: Option<String>,
@@ -160,6 +166,32 @@ impl QueryStats {
             .or(earlier.job_creation_reason);
         self.location = self.location.take().or(earlier.location);
         self.statement_type = self.statement_type.take().or(earlier.statement_type);
+    }
+
+    /// Takes the cost and the counts from the job's final statistics (`jobs.get`), which
+    /// has them all whichever call answered the query; what the job lacks is kept.
+    pub(crate) fn fill_from_job(&mut self, job: &Job) {
+        let stats = job.statistics();
+        let Some(q) = &stats.query else {
+            return;
+        };
+        let or = |job: Option<i64>, here: Option<i64>| job.or(here);
+        self.total_bytes_processed = or(
+            q.total_bytes_processed.or(stats.total_bytes_processed),
+            self.total_bytes_processed,
+        );
+        self.total_bytes_billed = or(q.total_bytes_billed, self.total_bytes_billed);
+        self.total_slot_ms = or(q.total_slot_ms.or(stats.total_slot_ms), self.total_slot_ms);
+        self.cache_hit = q.cache_hit.or(self.cache_hit);
+        self.num_dml_affected_rows = or(q.num_dml_affected_rows, self.num_dml_affected_rows);
+        if q.dml_stats.is_some() {
+            self.dml_stats = q.dml_stats.clone();
+        }
+        self.referenced_tables = q.referenced_tables.clone();
+        self.statement_type = q.statement_type.clone().or(self.statement_type.take());
+        if self.location.is_none() {
+            self.location = job.job_reference.location.clone();
+        }
     }
 
     pub(crate) fn is_complete(&self) -> bool {

@@ -38,18 +38,27 @@ pub(crate) fn query_body(req: &QueryRequest, request_id: &str, wait: Duration) -
     if let Some(n) = req.page_size {
         body["maxResults"] = n.into();
     }
+    if let Some(ms) = req.job_timeout_ms() {
+        body["jobTimeoutMs"] = ms.to_string().into();
+    }
     Ok(body)
 }
 
-/// The `jobs.insert` body of a query job writing into `destination`; the job id is the
-/// caller's, so a retried insert is recognised.
-pub(crate) fn job_body(req: &QueryRequest, job_id: &str, destination: &TableId) -> Result<Value> {
+/// The `jobs.insert` body of a query job, writing into `destination` when given; the job
+/// id is the caller's, so a retried insert is recognised.
+pub(crate) fn job_body(
+    req: &QueryRequest,
+    job_id: &str,
+    destination: Option<&TableId>,
+) -> Result<Value> {
     let mut query = query_fields(req)?;
-    query["destinationTable"] = json!({
-        "projectId": destination.project,
-        "datasetId": destination.dataset,
-        "tableId": destination.table,
-    });
+    if let Some(destination) = destination {
+        query["destinationTable"] = json!({
+            "projectId": destination.project,
+            "datasetId": destination.dataset,
+            "tableId": destination.table,
+        });
+    }
     if let Some(w) = req.write_disposition {
         query["writeDisposition"] = w.as_str().into();
     }
@@ -63,6 +72,9 @@ pub(crate) fn job_body(req: &QueryRequest, job_id: &str, destination: &TableId) 
     }
     if !req.labels.is_empty() {
         body["configuration"]["labels"] = json!(req.labels);
+    }
+    if let Some(ms) = req.job_timeout_ms() {
+        body["configuration"]["jobTimeoutMs"] = ms.to_string().into();
     }
     Ok(body)
 }

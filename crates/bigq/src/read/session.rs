@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use arrow_schema::SchemaRef;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     ArrowSerializationOptions, CreateReadSessionRequest, DataFormat, ReadSession as ProtoSession,
@@ -89,6 +91,13 @@ impl Client {
             .as_ref()
             .map(|s| s.table.clone())
             .unwrap_or_default();
+        let span = tracing::info_span!(
+            "bigq.read_session",
+            project = self.inner.project.as_str(),
+            table = table.as_str(),
+            session = tracing::field::Empty,
+            streams = tracing::field::Empty,
+        );
         let rpc = Rpc {
             name: "CreateReadSession",
             routing_key: "read_session.table",
@@ -104,7 +113,10 @@ impl Client {
                     .create_read_session(req)
                     .await
             })
+            .instrument(span.clone())
             .await?;
+        span.record("session", session.name.as_str());
+        span.record("streams", session.streams.len());
         let schema_bytes = match session.schema {
             Some(read_session::Schema::ArrowSchema(s)) => s.serialized_schema,
             _ => {

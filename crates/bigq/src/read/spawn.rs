@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::streams::{Merged, Tasks};
 use super::task::{BatchSink, GrpcRows, read_stream};
@@ -49,6 +50,10 @@ pub(crate) fn spawn<S: BatchSink>(
             sink(),
             tx.clone(),
         );
+        let read = read.instrument(tracing::info_span!(
+            "bigq.read_stream",
+            stream = stream.as_str()
+        ));
         let stream = stream.clone();
         let handle = tokio::spawn(async move {
             // A panic (in a Deserialize impl, say) must not look like the end of the rows.

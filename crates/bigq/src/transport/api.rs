@@ -7,7 +7,7 @@ use bigq_codec::schema::TableSchema;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
-use crate::admin::{Dataset, DatasetListItem, Job, Table, TableListItem};
+use crate::admin::{Dataset, DatasetListItem, Job, ListJobs, Table, TableListItem};
 use crate::error::Result;
 use crate::ids::{DatasetId, TableId};
 use crate::paging::ListPage;
@@ -53,12 +53,13 @@ pub(crate) trait V2Api: Send + Sync + 'static {
         rows_unused_if_more: bool,
     ) -> BoxFuture<'a, Result<ResultPage>>;
 
-    /// Inserts a query job writing into `destination` (`jobs.insert` / `InsertJob`).
+    /// Inserts a query job, writing into `destination` when given (`jobs.insert` /
+    /// `InsertJob`).
     fn insert_query_job<'a>(
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>>;
 
     /// Polls a query job for up to `wait` (`jobs.getQueryResults` / `GetQueryResults`) and
@@ -86,6 +87,17 @@ pub(crate) trait V2Api: Send + Sync + 'static {
 
     /// `jobs.cancel` / `CancelJob`: the job as it is after the request.
     fn cancel_job<'a>(&'a self, job: &'a JobReference) -> BoxFuture<'a, Result<Job>>;
+
+    /// One page of `jobs.list` / `ListJobs`.
+    fn list_jobs<'a>(
+        &'a self,
+        project: &'a str,
+        filter: &'a ListJobs,
+        page_token: Option<String>,
+    ) -> BoxFuture<'a, Result<ListPage<Job>>>;
+
+    /// `jobs.delete` / `DeleteJob`.
+    fn delete_job<'a>(&'a self, job: &'a JobReference) -> BoxFuture<'a, Result<()>>;
 
     /// `datasets.insert` / `InsertDataset`.
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>>;

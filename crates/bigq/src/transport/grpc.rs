@@ -19,9 +19,9 @@ use tonic::transport::Channel;
 use super::api::V2Api;
 use crate::admin::proto::{
     dataset_from_proto, dataset_list_item_from_proto, dataset_to_proto, job_from_proto,
-    table_from_proto, table_list_item_from_proto, table_to_proto,
+    job_list_item_from_proto, table_from_proto, table_list_item_from_proto, table_to_proto,
 };
-use crate::admin::{Dataset, DatasetListItem, Job, Table, TableListItem};
+use crate::admin::{Dataset, DatasetListItem, Job, ListJobs, Table, TableListItem};
 use crate::client::grpc::Grpc;
 use crate::client::grpc::non_empty;
 use crate::error::{Error, ErrorKind, Result};
@@ -120,7 +120,7 @@ impl V2Api for GrpcApi {
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>> {
         async move {
             let message = job_proto(request, job_id, destination)?;
@@ -229,6 +229,79 @@ impl V2Api for GrpcApi {
                 )
             })?;
             Ok(job_from_proto(job))
+        }
+        .boxed()
+    }
+
+    fn list_jobs<'a>(
+        &'a self,
+        project: &'a str,
+        filter: &'a ListJobs,
+        page_token: Option<String>,
+    ) -> BoxFuture<'a, Result<ListPage<Job>>> {
+        use crate::admin::JobState;
+        use pb::list_jobs_request::{Projection, StateFilter};
+        async move {
+            let request = pb::ListJobsRequest {
+                project_id: project.to_string(),
+                all_users: filter.all_users,
+                max_results: filter.page_size.map(|n| n.min(i32::MAX as u32) as i32),
+                min_creation_time: filter.min_creation_time.unwrap_or(0),
+                max_creation_time: filter.max_creation_time,
+                page_token: page_token.unwrap_or_default(),
+                projection: if filter.full {
+                    Projection::Full
+                } else {
+                    Projection::Minimal
+                }
+                .into(),
+                state_filter: filter
+                    .states
+                    .iter()
+                    .map(|s| {
+                        match s {
+                            JobState::Pending => StateFilter::Pending,
+                            JobState::Running => StateFilter::Running,
+                            JobState::Done => StateFilter::Done,
+                        }
+                        .into()
+                    })
+                    .collect(),
+                parent_job_id: filter.parent_job_id.clone().unwrap_or_default(),
+            };
+            let list = self
+                .v2
+                .v2_unary("ListJobs", project, request, |ch, req| async move {
+                    jobs(ch).list_jobs(req).await
+                })
+                .await?;
+            Ok(ListPage::new(
+                list.jobs
+                    .into_iter()
+                    .map(job_list_item_from_proto)
+                    .collect(),
+                non_empty(list.next_page_token),
+            ))
+        }
+        .boxed()
+    }
+
+    fn delete_job<'a>(&'a self, job: &'a JobReference) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let request = pb::DeleteJobRequest {
+                project_id: job.project_id.clone(),
+                job_id: job.job_id.clone(),
+                location: job.location.clone().unwrap_or_default(),
+            };
+            self.v2
+                .v2_unary(
+                    "DeleteJob",
+                    &job.project_id,
+                    request,
+                    |ch, req| async move { jobs(ch).delete_job(req).await },
+                )
+                .await?;
+            Ok(())
         }
         .boxed()
     }

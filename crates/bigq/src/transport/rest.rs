@@ -11,7 +11,7 @@ use futures::stream::BoxStream;
 use serde::Deserialize;
 
 use super::api::V2Api;
-use crate::admin::{Dataset, DatasetListItem, Job, Table, TableListItem};
+use crate::admin::{Dataset, DatasetListItem, Job, ListJobs, Table, TableListItem};
 use crate::client::rest::{Idempotent, Request, Rest};
 use crate::error::Result;
 use crate::ids::{DatasetId, TableId};
@@ -51,6 +51,15 @@ struct TableList {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JobList {
+    #[serde(default)]
+    jobs: Vec<Job>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct CancelResponse {
     job: Job,
 }
@@ -85,7 +94,7 @@ impl V2Api for RestApi {
         &'a self,
         request: &'a QueryRequest,
         job_id: &'a str,
-        destination: &'a TableId,
+        destination: Option<&'a TableId>,
     ) -> BoxFuture<'a, Result<Job>> {
         async move {
             let body = job_body(request, job_id, destination)?;
@@ -169,6 +178,59 @@ impl V2Api for RestApi {
             let req = Request::post(&path, &serde_json::json!({}), Idempotent::Yes)?;
             let resp: CancelResponse = self.rest.call(with_location(req, job)).await?;
             Ok(resp.job)
+        }
+        .boxed()
+    }
+
+    fn list_jobs<'a>(
+        &'a self,
+        project: &'a str,
+        filter: &'a ListJobs,
+        page_token: Option<String>,
+    ) -> BoxFuture<'a, Result<ListPage<Job>>> {
+        async move {
+            let path = ["projects", project, "jobs"];
+            let mut req = Request::get(&path)
+                .query("projection", if filter.full { "full" } else { "minimal" });
+            for s in &filter.states {
+                req = req.query("stateFilter", s.as_str());
+            }
+            if let Some(t) = filter.min_creation_time {
+                req = req.query("minCreationTime", t);
+            }
+            if let Some(t) = filter.max_creation_time {
+                req = req.query("maxCreationTime", t);
+            }
+            if let Some(p) = &filter.parent_job_id {
+                req = req.query("parentJobId", p);
+            }
+            if filter.all_users {
+                req = req.query("allUsers", true);
+            }
+            if let Some(n) = filter.page_size {
+                req = req.query("maxResults", n);
+            }
+            if let Some(t) = page_token {
+                req = req.query("pageToken", t);
+            }
+            let page: JobList = self.rest.call(req).await?;
+            Ok(ListPage::new(page.jobs, page.next_page_token))
+        }
+        .boxed()
+    }
+
+    fn delete_job<'a>(&'a self, job: &'a JobReference) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let path = [
+                "projects",
+                job.project_id.as_str(),
+                "jobs",
+                job.job_id.as_str(),
+                "delete",
+            ];
+            self.rest
+                .call_empty(with_location(Request::delete(&path), job))
+                .await
         }
         .boxed()
     }

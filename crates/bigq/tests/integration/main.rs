@@ -11,10 +11,13 @@ mod bigquery_fake;
 mod bqemulator;
 mod deadlines;
 mod emulator;
+
 mod emulator_storage_read;
 mod emulator_storage_write;
 mod faults;
+mod jobs;
 mod live;
 mod mock_rest;
 mod storage_read;
 mod storage_write;
+mod tracing_spans;

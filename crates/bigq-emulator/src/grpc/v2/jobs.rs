@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gcloud_sdk::google::cloud::bigquery::v2::job_creation_reason::Code as ReasonCode;
-use gcloud_sdk::google::cloud::bigquery::v2::list_jobs_request::StateFilter;
+use gcloud_sdk::google::cloud::bigquery::v2::list_jobs_request::{self, StateFilter};
 use gcloud_sdk::google::cloud::bigquery::v2::query_request::{
     JobCreationMode, QueryResultsFormat, ResultsFormatSerializationOptions,
 };
@@ -301,15 +301,28 @@ pub async fn get_query_results(
 
 fn statistics(job: &CoreJob) -> JobStatistics {
     let st = job.state();
-    let cost = match &st.result {
-        Some(Ok(out)) => out.cost,
-        _ => Default::default(),
+    let none = Default::default();
+    let cost: &crate::sql::exec::Cost = match &st.result {
+        Some(Ok(out)) => &out.cost,
+        _ => &none,
     };
+    let slot_ms = core::slot_ms(&st);
     let mut q = JobStatistics2 {
         total_bytes_processed: Some(cost.processed as i64),
         total_bytes_billed: Some(cost.billed as i64),
         cache_hit: Some(false),
-        total_slot_ms: Some(0),
+        total_slot_ms: Some(slot_ms),
+        referenced_tables: cost
+            .tables
+            .iter()
+            .map(
+                |t| gcloud_sdk::google::cloud::bigquery::v2::TableReference {
+                    project_id: t.project.clone(),
+                    dataset_id: t.dataset.clone(),
+                    table_id: t.table.clone(),
+                },
+            )
+            .collect(),
         statement_type: "SELECT".into(),
         ..Default::default()
     };
@@ -335,6 +348,7 @@ fn statistics(job: &CoreJob) -> JobStatistics {
         start_time: st.start_time.unwrap_or(0),
         end_time: st.end_time.unwrap_or(0),
         total_bytes_processed: Some(cost.processed as i64),
+        total_slot_ms: Some(slot_ms),
         query: Some(q),
         ..Default::default()
     }
@@ -501,7 +515,9 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
         max_creation_time: req
             .max_creation_time
             .map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+        parent_job_id: Some(req.parent_job_id.clone()).filter(|p| !p.is_empty()),
     };
+    let full = req.projection == list_jobs_request::Projection::Full as i32;
     let (jobs, next) = core::list(&s, &req.project_id, &filter, page);
     Ok(JobList {
         kind: "bigquery#jobList".into(),
@@ -519,7 +535,8 @@ pub async fn list_jobs(s: Arc<AppState>, req: ListJobsRequest) -> Result<JobList
                     state: status.state.clone(),
                     error_result: status.error_result.clone(),
                     statistics: m.statistics,
-                    configuration: m.configuration,
+                    // `MINIMAL` (the default) leaves the configuration out.
+                    configuration: m.configuration.filter(|_| full),
                     status: Some(status),
                     user_email: m.user_email,
                     principal_subject: m.principal_subject,

@@ -20,13 +20,15 @@ const MB: u64 = 1 << 20;
 /// The least BigQuery bills for each table a query reads.
 const MIN_PER_TABLE: u64 = 10 * MB;
 
-/// The bytes a query processes and is billed for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The bytes a query processes and is billed for, and the tables it reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cost {
     /// `totalBytesProcessed`.
     pub processed: u64,
     /// `totalBytesBilled`, for a query that runs (a dry run bills nothing).
     pub billed: u64,
+    /// `referencedTables`: the catalog's tables the query scans, in name order.
+    pub tables: Vec<TableRef>,
 }
 
 impl Cost {
@@ -55,6 +57,7 @@ impl Cost {
             let Ok(table) = state.table(&t) else {
                 continue;
             };
+            cost.tables.push(t.clone());
             let mut bytes = 0;
             for batch in &table.batches {
                 for &i in &columns {

@@ -105,7 +105,7 @@ impl Engine {
             returns_rows: true,
             session_id: None,
             // The query's cost, not the reading of the table it wrote.
-            cost: out.cost,
+            cost: out.cost.clone(),
         })
     }
 
