@@ -1,7 +1,9 @@
 //! Datasets, tables, jobs and schemas as the BigQuery v2 gRPC services' messages: the same
 //! resources as REST, converted to and from the v2 messages for the gRPC transport.
 
-use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+use bigq_codec::schema::{
+    FieldMode, FieldType, PolicyTags, RangeElementType, RoundingMode, TableFieldSchema, TableSchema,
+};
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 
 use super::datasets::{Dataset, DatasetListItem, DatasetReference};
@@ -181,6 +183,14 @@ fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
         precision: positive(f.precision),
         scale: positive(f.scale),
         default_value_expression: f.default_value_expression.clone(),
+        rounding_mode: pb::table_field_schema::RoundingMode::try_from(f.rounding_mode)
+            .ok()
+            .filter(|m| *m != pb::table_field_schema::RoundingMode::Unspecified)
+            .map(|m| RoundingMode::parse(m.as_str_name())),
+        collation: f.collation.clone(),
+        policy_tags: f.policy_tags.as_ref().map(|p| PolicyTags {
+            names: p.names.clone(),
+        }),
     }
 }
 
@@ -209,6 +219,18 @@ fn field_to_proto(f: &TableFieldSchema) -> pb::TableFieldSchema {
         precision: f.precision.unwrap_or(0),
         scale: f.scale.unwrap_or(0),
         default_value_expression: f.default_value_expression.clone(),
+        rounding_mode: f
+            .rounding_mode
+            .as_ref()
+            .and_then(|m| pb::table_field_schema::RoundingMode::from_str_name(m.as_str()))
+            .map_or(0, |m| m as i32),
+        collation: f.collation.clone(),
+        policy_tags: f
+            .policy_tags
+            .as_ref()
+            .map(|p| pb::table_field_schema::PolicyTagList {
+                names: p.names.clone(),
+            }),
         range_element_type: f.range_element_type.as_ref().map(|r| {
             pb::table_field_schema::FieldElementType {
                 r#type: r.element_type.to_string(),
@@ -238,6 +260,11 @@ mod tests {
         let mut with_details = schema.clone();
         with_details.fields[1].precision = Some(20);
         with_details.fields[1].scale = Some(4);
+        with_details.fields[1].rounding_mode = Some(RoundingMode::HalfEven);
+        with_details.fields[2].collation = Some("und:ci".into());
+        with_details.fields[2].policy_tags = Some(PolicyTags {
+            names: vec!["projects/p/locations/us/taxonomies/1/policyTags/2".into()],
+        });
         with_details.fields[3].range_element_type = Some(bigq_codec::schema::RangeElementType {
             element_type: FieldType::Date,
         });

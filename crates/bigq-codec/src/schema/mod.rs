@@ -27,10 +27,16 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, IntervalUnit, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{
+    DataType, Field, Fields, IntervalUnit, Schema as ArrowSchema, SchemaRef, TimeUnit,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::CodecError;
+
+mod of_type;
+
+pub use of_type::{ColumnSchema, Schema, ValueSchema};
 
 /// Arrow field metadata key naming an extension type.
 pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
@@ -231,6 +237,87 @@ pub struct TableFieldSchema {
     /// A default value expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_value_expression: Option<String>,
+    /// How NUMERIC and BIGNUMERIC values are rounded to the column's scale on write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounding_mode: Option<RoundingMode>,
+    /// The collation of a STRING column: `und:ci` (case-insensitive) or `""` (binary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
+    /// The policy tags (column-level access control) attached to the column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_tags: Option<PolicyTags>,
+}
+
+/// The policy tags of a column (`TableFieldSchema.policyTags`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct PolicyTags {
+    /// Policy tag resource names,
+    /// `projects/{project}/locations/{location}/taxonomies/{taxonomy}/policyTags/{tag}`.
+    #[serde(default)]
+    pub names: Vec<String>,
+}
+
+/// How a NUMERIC or BIGNUMERIC value is rounded to its column's scale
+/// (`TableFieldSchema.roundingMode`, also a table's and a dataset's default).
+#[derive(Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RoundingMode {
+    /// `ROUNDING_MODE_UNSPECIFIED`: BigQuery's default, half away from zero.
+    Unspecified,
+    /// `ROUND_HALF_AWAY_FROM_ZERO`: 2.5 to 3, -2.5 to -3.
+    HalfAwayFromZero,
+    /// `ROUND_HALF_EVEN`: 2.5 to 2, 3.5 to 4 (banker's rounding).
+    HalfEven,
+    /// A mode this version of bigq does not know, kept as BigQuery sent it.
+    Unknown(String),
+}
+
+impl RoundingMode {
+    /// The name BigQuery uses.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RoundingMode::Unspecified => "ROUNDING_MODE_UNSPECIFIED",
+            RoundingMode::HalfAwayFromZero => "ROUND_HALF_AWAY_FROM_ZERO",
+            RoundingMode::HalfEven => "ROUND_HALF_EVEN",
+            RoundingMode::Unknown(s) => s,
+        }
+    }
+
+    /// Parses BigQuery's name of a rounding mode (exact spelling; anything else is kept as
+    /// [`RoundingMode::Unknown`]).
+    pub fn parse(name: &str) -> RoundingMode {
+        match name {
+            "ROUNDING_MODE_UNSPECIFIED" => RoundingMode::Unspecified,
+            "ROUND_HALF_AWAY_FROM_ZERO" => RoundingMode::HalfAwayFromZero,
+            "ROUND_HALF_EVEN" => RoundingMode::HalfEven,
+            other => RoundingMode::Unknown(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Debug for RoundingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for RoundingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RoundingMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RoundingMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(RoundingMode::parse(&s))
+    }
 }
 
 impl TableFieldSchema {
@@ -247,6 +334,9 @@ impl TableFieldSchema {
             precision: None,
             scale: None,
             default_value_expression: None,
+            rounding_mode: None,
+            collation: None,
+            policy_tags: None,
         }
     }
 
@@ -391,6 +481,21 @@ impl TableSchema {
         TableSchema { fields }
     }
 
+    /// The schema of a row type: its columns as `#[derive(bigq::Schema)]` (or a hand-written
+    /// [`Schema`]) declares them, named as serde reads them.
+    pub fn of<T: Schema + ?Sized>() -> Self {
+        TableSchema {
+            fields: T::fields(),
+        }
+    }
+
+    /// The column of this name, if any (BigQuery compares column names case-insensitively).
+    pub fn field(&self, name: &str) -> Option<&TableFieldSchema> {
+        self.fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+    }
+
     /// The Arrow schema, following the mapping in the [module docs](self).
     pub fn to_arrow(&self) -> Result<SchemaRef, CodecError> {
         let fields = self
@@ -398,7 +503,7 @@ impl TableSchema {
             .iter()
             .map(TableFieldSchema::to_arrow_field)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Arc::new(Schema::new(fields)))
+        Ok(Arc::new(ArrowSchema::new(fields)))
     }
 }
 
