@@ -16,5 +16,6 @@ mod emulator_storage_write;
 mod faults;
 mod live;
 mod mock_rest;
+mod schema_derive;
 mod storage_read;
 mod storage_write;
