@@ -170,3 +170,22 @@ fn generic_row_types_take_their_parameters_schema() {
     assert_eq!(schema.fields[0].field_type, FieldType::Numeric);
     assert_eq!(schema.fields[0].mode(), FieldMode::Nullable);
 }
+
+#[test]
+fn a_typed_filter_names_the_column_its_type_lacks() {
+    use bigq::read::Filter;
+    let f = Filter::col_of::<Order>("shipping.zip").expect("a nested column");
+    assert_eq!(f.is_null().sql(), "`shipping`.`zip` IS NULL");
+    assert!(Filter::col_of::<Order>("SKU").is_ok());
+    for (name, column) in [
+        ("shipping.city", "shipping.city"),
+        ("previous.street", "previous.street"),
+        ("cached", "cached"),
+    ] {
+        let e = Filter::col_of::<Order>(name).expect_err(name);
+        assert!(
+            e.to_string().contains(&format!("no column `{column}`")),
+            "{e}"
+        );
+    }
+}
