@@ -143,6 +143,7 @@ fn table_json(t: &Table) -> Value {
         "creationTime": t.creation_time,
         "lastModifiedTime": t.last_modified_time,
         "description": t.description,
+        "options": t.options,
     })
 }
 
@@ -287,6 +288,9 @@ impl Store {
                     table.creation_time = int(&t, "creationTime");
                     table.last_modified_time = int(&t, "lastModifiedTime");
                     table.description = opt_string(&t, "description");
+                    if let Some(serde_json::Value::Object(options)) = t.get("options") {
+                        table.options = options.clone();
+                    }
                     if let Some(query) = opt_string(&t, "view") {
                         table.kind = TableKind::View { query };
                     }
