@@ -127,6 +127,30 @@ fn table_reference(r: pb::TableReference) -> TableReference {
     }
 }
 
+/// The first table option bigq does not yet carry in the v2 `Table` message, by its REST
+/// name: sending the table over gRPC would drop it, so the call is refused instead.
+pub(crate) fn option_not_carried(t: &Table) -> Option<&'static str> {
+    [
+        ("friendlyName", t.friendly_name.is_some()),
+        ("expirationTime", t.expiration_time.is_some()),
+        ("timePartitioning", t.time_partitioning.is_some()),
+        ("rangePartitioning", t.range_partitioning.is_some()),
+        (
+            "requirePartitionFilter",
+            t.require_partition_filter.is_some(),
+        ),
+        ("clustering", t.clustering.is_some()),
+        ("tableConstraints", t.table_constraints.is_some()),
+        ("defaultCollation", t.default_collation.is_some()),
+        ("defaultRoundingMode", t.default_rounding_mode.is_some()),
+        ("maxStaleness", t.max_staleness.is_some()),
+        ("view", t.view.is_some()),
+        ("materializedView", t.materialized_view.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
+}
+
 pub(crate) fn table_to_proto(t: Table) -> pb::Table {
     let r = t.table_reference;
     pb::Table {
@@ -143,17 +167,18 @@ pub(crate) fn table_to_proto(t: Table) -> pb::Table {
 }
 
 pub(crate) fn table_from_proto(t: pb::Table) -> Table {
-    Table {
-        table_reference: t.table_reference.map(table_reference).unwrap_or_default(),
-        schema: t.schema.as_ref().map(schema_from_proto),
-        description: t.description,
-        labels: t.labels.into_iter().collect(),
-        table_type: non_empty(t.r#type),
-        num_rows: t.num_rows,
-        num_bytes: t.num_bytes,
-        location: non_empty(t.location),
-        creation_time: non_zero(t.creation_time),
-    }
+    let mut out = Table::new(String::new(), TableSchema::default());
+    out.table_reference = t.table_reference.map(table_reference).unwrap_or_default();
+    out.schema = t.schema.as_ref().map(schema_from_proto);
+    out.description = t.description;
+    out.labels = t.labels.into_iter().collect();
+    out.etag = non_empty(t.etag);
+    out.table_type = non_empty(t.r#type);
+    out.num_rows = t.num_rows;
+    out.num_bytes = t.num_bytes;
+    out.location = non_empty(t.location);
+    out.creation_time = non_zero(t.creation_time);
+    out
 }
 
 /// A v2 `TableSchema` as bigq's (the other way: [`schema_to_proto`]).

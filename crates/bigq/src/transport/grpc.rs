@@ -322,6 +322,7 @@ impl V2Api for GrpcApi {
 
     fn create_table(&self, table: Table) -> BoxFuture<'_, Result<Table>> {
         async move {
+            refuse_options(&table)?;
             let r = table.table_reference.clone();
             let request = pb::InsertTableRequest {
                 project_id: r.project_id.clone(),
@@ -338,6 +339,16 @@ impl V2Api for GrpcApi {
                 )
                 .await?;
             Ok(table_from_proto(created))
+        }
+        .boxed()
+    }
+
+    fn patch_table(&self, table: Table, _replace: bool) -> BoxFuture<'_, Result<Table>> {
+        async move {
+            refuse_options(&table)?;
+            Err(Error::config(
+                "patching a table over the gRPC transport is not supported yet: use Transport::Rest",
+            ))
         }
         .boxed()
     }
@@ -402,5 +413,15 @@ impl V2Api for GrpcApi {
                 .await
         }
         .boxed()
+    }
+}
+
+/// Refuses a table whose options the v2 `Table` message conversion would drop.
+fn refuse_options(table: &Table) -> Result<()> {
+    match crate::admin::proto::option_not_carried(table) {
+        Some(name) => Err(Error::config(format!(
+            "the table option `{name}` is not carried over the gRPC transport yet: use Transport::Rest"
+        ))),
+        None => Ok(()),
     }
 }

@@ -19,3 +19,4 @@ mod mock_rest;
 mod schema_derive;
 mod storage_read;
 mod storage_write;
+mod table_options;
