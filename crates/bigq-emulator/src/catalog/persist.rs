@@ -160,6 +160,7 @@ fn dataset_json(d: &Dataset) -> Value {
         "description": d.description,
         "friendlyName": d.friendly_name,
         "labels": d.labels,
+        "options": d.options,
         "tables": tables,
     })
 }
@@ -264,6 +265,9 @@ impl Store {
                 ds.last_modified_time = int(&d, "lastModifiedTime");
                 ds.description = opt_string(&d, "description");
                 ds.friendly_name = opt_string(&d, "friendlyName");
+                if let Some(Value::Object(options)) = d.get("options") {
+                    ds.options = options.clone();
+                }
                 ds.labels = serde_json::from_value::<BTreeMap<String, String>>(
                     d.get("labels").cloned().unwrap_or(Value::Null),
                 )
