@@ -105,18 +105,33 @@ pub(crate) fn dataset_to_proto(d: Dataset) -> pb::Dataset {
 
 pub(crate) fn dataset_from_proto(d: pb::Dataset) -> Dataset {
     let r = d.dataset_reference.unwrap_or_default();
-    Dataset {
-        dataset_reference: DatasetReference {
-            project_id: r.project_id,
-            dataset_id: r.dataset_id,
-        },
-        location: non_empty(d.location),
-        description: d.description,
-        friendly_name: d.friendly_name,
-        labels: d.labels.into_iter().collect(),
-        default_table_expiration_ms: d.default_table_expiration_ms,
-        creation_time: non_zero(d.creation_time),
-    }
+    let mut out = Dataset::new(r.dataset_id);
+    out.dataset_reference.project_id = r.project_id;
+    out.location = non_empty(d.location);
+    out.description = d.description;
+    out.friendly_name = d.friendly_name;
+    out.labels = d.labels.into_iter().collect();
+    out.default_table_expiration_ms = d.default_table_expiration_ms;
+    out.etag = non_empty(d.etag);
+    out.creation_time = non_zero(d.creation_time);
+    out
+}
+
+/// The first dataset option bigq does not yet carry in the v2 `Dataset` message, by its
+/// REST name (sending it over gRPC would drop it).
+pub(crate) fn dataset_option_not_carried(d: &Dataset) -> Option<&'static str> {
+    [
+        (
+            "defaultPartitionExpirationMs",
+            d.default_partition_expiration_ms.is_some(),
+        ),
+        ("isCaseInsensitive", d.is_case_insensitive.is_some()),
+        ("maxTimeTravelHours", d.max_time_travel_hours.is_some()),
+        ("defaultRoundingMode", d.default_rounding_mode.is_some()),
+        ("defaultCollation", d.default_collation.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
 }
 
 fn table_reference(r: pb::TableReference) -> TableReference {

@@ -90,6 +90,10 @@ pub(crate) trait V2Api: Send + Sync + 'static {
     /// `datasets.insert` / `InsertDataset`.
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>>;
 
+    /// `datasets.patch` / `PatchDataset`, with the dataset's etag as a precondition when it
+    /// has one.
+    fn patch_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>>;
+
     /// `datasets.get` / `GetDataset`.
     fn get_dataset<'a>(&'a self, id: &'a DatasetId) -> BoxFuture<'a, Result<Dataset>>;
 

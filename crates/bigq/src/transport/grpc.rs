@@ -233,8 +233,22 @@ impl V2Api for GrpcApi {
         .boxed()
     }
 
+    fn patch_dataset(&self, _dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
+        async move {
+            Err(Error::config(
+                "patching a dataset over the gRPC transport is not supported yet: use Transport::Rest",
+            ))
+        }
+        .boxed()
+    }
+
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
         async move {
+            if let Some(name) = crate::admin::proto::dataset_option_not_carried(&dataset) {
+                return Err(Error::config(format!(
+                    "the dataset option `{name}` is not carried over the gRPC transport yet: use Transport::Rest"
+                )));
+            }
             let project = dataset.dataset_reference.project_id.clone();
             let request = pb::InsertDatasetRequest {
                 project_id: project.clone(),

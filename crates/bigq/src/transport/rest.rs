@@ -174,6 +174,23 @@ impl V2Api for RestApi {
         .boxed()
     }
 
+    fn patch_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
+        async move {
+            let r = dataset.dataset_reference.clone();
+            let path = [
+                "projects",
+                r.project_id.as_str(),
+                "datasets",
+                r.dataset_id.as_str(),
+            ];
+            let req = Request::post(&path, &dataset, Idempotent::Yes)?
+                .with_method(Method::PATCH)
+                .if_match(dataset.etag.clone());
+            self.rest.call(req).await
+        }
+        .boxed()
+    }
+
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
         async move {
             let project = dataset.dataset_reference.project_id.clone();
