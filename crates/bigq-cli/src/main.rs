@@ -69,6 +69,7 @@ async fn run(cli: Cli) -> error::Result<()> {
         Command::Datasets => cmd::admin::datasets(g).await,
         Command::Tables { dataset } => cmd::admin::tables(g, &dataset).await,
         Command::Schema { table, json } => cmd::admin::schema(g, &table, json).await,
+        Command::Show { table } => cmd::admin::show(g, &table).await,
         Command::MkDataset {
             dataset,
             description,
