@@ -11,10 +11,18 @@
 //! BigQuery arrays cannot hold NULL or arrays, so `Vec<Option<T>>` and `Vec<Vec<T>>` have no
 //! column type and do not compile (`Vec<u8>` is BYTES, so `Vec<Vec<u8>>` is REPEATED BYTES).
 
-use super::{FieldMode, FieldType, TableFieldSchema};
+use super::types::{FieldMode, FieldType, TableFieldSchema, TableSchema};
 use crate::value::{
     BigNumeric, Date, DateTime, Geography, Interval, Json, Numeric, Range, Time, Timestamp,
 };
+
+impl TableSchema {
+    /// The schema of a row type: its columns as `#[derive(bigq::Schema)]` (or a hand-written
+    /// [`Schema`]) declares them, named as serde reads them.
+    pub fn of<T: Schema + ?Sized>() -> Self {
+        TableSchema::new(T::fields())
+    }
+}
 
 /// A row type with a BigQuery schema: usually `#[derive(bigq::Schema)]`.
 pub trait Schema {

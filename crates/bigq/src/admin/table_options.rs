@@ -3,7 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::tables::TableReference;
+/// A table's address in a resource (`tableReference`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TableReference {
+    pub(crate) project_id: String,
+    pub(crate) dataset_id: String,
+    pub(crate) table_id: String,
+}
 
 /// The unit of time partitioning (`timePartitioning.type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use bigq_codec::schema::{RoundingMode, TableSchema};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use super::table_options::TableReference;
 use super::table_options::{
     Clustering, ForeignKey, MaterializedViewDefinition, PrimaryKey, RangePartitioning,
     TableConstraints, TimePartitioning, ViewDefinition,
@@ -12,14 +13,6 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::ids::{IntoDatasetId, IntoTableId, dataset_id, table_id};
 use crate::paging::{ListStream, Pages};
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct TableReference {
-    pub(crate) project_id: String,
-    pub(crate) dataset_id: String,
-    pub(crate) table_id: String,
-}
 
 /// A table (the REST `Table` resource, the fields bigq knows).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
