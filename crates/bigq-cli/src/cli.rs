@@ -68,6 +68,12 @@ pub enum Command {
         /// `dataset` or `project.dataset`.
         dataset: String,
     },
+    /// Print a table's whole resource: type, sizes, partitioning, clustering, keys,
+    /// labels, options and schema.
+    Show {
+        /// `dataset.table` or `project.dataset.table`.
+        table: String,
+    },
     /// Print a table's schema.
     Schema {
         /// `dataset.table` or `project.dataset.table`.
@@ -212,6 +218,31 @@ pub struct MkTableArgs {
     /// A description.
     #[arg(long)]
     pub description: Option<String>,
+    /// A friendly name.
+    #[arg(long)]
+    pub friendly_name: Option<String>,
+    /// Labels, `key=value`; repeat for more.
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// When the table is deleted, milliseconds since the epoch.
+    #[arg(long)]
+    pub expiration: Option<i64>,
+    /// Time partitioning: `HOUR`, `DAY`, `MONTH` or `YEAR`, of ingestion time or, with
+    /// `:COLUMN`, of a column (`DAY:placed_at`).
+    #[arg(long, conflicts_with = "range_partitioning")]
+    pub time_partitioning: Option<String>,
+    /// How long a time partition is kept, in milliseconds.
+    #[arg(long, requires = "time_partitioning")]
+    pub partition_expiration: Option<i64>,
+    /// Integer-range partitioning: `COLUMN:START:END:INTERVAL`.
+    #[arg(long)]
+    pub range_partitioning: Option<String>,
+    /// Queries must filter on the partitioning column.
+    #[arg(long)]
+    pub require_partition_filter: bool,
+    /// Clustering columns, comma-separated, in order.
+    #[arg(long)]
+    pub clustering: Option<String>,
 }
 
 /// `bigq emulator`.

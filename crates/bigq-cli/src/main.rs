@@ -71,6 +71,7 @@ async fn run(cli: Cli) -> error::Result<()> {
         Command::Cancel { job, location } => cmd::admin::cancel(g, &job, location).await,
         Command::Tables { dataset } => cmd::admin::tables(g, &dataset).await,
         Command::Schema { table, json } => cmd::admin::schema(g, &table, json).await,
+        Command::Show { table } => cmd::admin::show(g, &table).await,
         Command::MkDataset {
             dataset,
             description,

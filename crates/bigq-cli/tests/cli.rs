@@ -452,6 +452,77 @@ async fn admin_commands() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mk_table_options_and_show() {
+    let env = Env::new("show").await;
+    env.ok(&["mk-dataset", "shop"]).await;
+    env.ok(&[
+        "mk-table",
+        "shop.events",
+        "--schema",
+        "id:INT64:REQUIRED,day:DATE,customer:STRING",
+        "--time-partitioning",
+        "DAY:day",
+        "--partition-expiration",
+        "86400000",
+        "--require-partition-filter",
+        "--clustering",
+        "customer,id",
+        "--label",
+        "team=sales",
+        "--friendly-name",
+        "Events",
+        "--description",
+        "all events",
+        "--expiration",
+        "4102444800000",
+    ])
+    .await;
+    let out = env.ok(&["show", "shop.events"]).await;
+    for want in [
+        "table: cli-project.shop.events\n",
+        "type: TABLE\n",
+        "rows: 0\n",
+        "description: all events\n",
+        "friendly name: Events\n",
+        r#"labels: {"team":"sales"}"#,
+        "expiration: 4102444800000\n",
+        r#"time partitioning: {"type":"DAY","field":"day","expirationMs":"86400000"}"#,
+        "require partition filter: true\n",
+        "clustering: customer,id\n",
+        "schema:\n  id INT64 REQUIRED\n  day DATE\n  customer STRING\n",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+    env.ok(&[
+        "mk-table",
+        "shop.ranged",
+        "--schema",
+        "id:INT64",
+        "--range-partitioning",
+        "id:0:100:10",
+    ])
+    .await;
+    let out = env.ok(&["show", "shop.ranged"]).await;
+    assert!(
+        out.contains(r#"range partitioning: {"field":"id","range":{"start":"0","end":"100","interval":"10"}}"#),
+        "{out}"
+    );
+    let bad = env
+        .run(&[
+            "mk-table",
+            "shop.bad",
+            "--schema",
+            "id:INT64",
+            "--time-partitioning",
+            "WEEK",
+        ])
+        .await;
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("unknown unit WEEK"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_exit_non_zero_with_the_message() {
     let env = Env::new("errors").await;
     let out = env

@@ -96,3 +96,18 @@ mod tests {
         );
     }
 }
+
+/// An `i64` written as a string (a required field).
+pub mod i64_text {
+    use super::*;
+
+    /// Writes the value as a JSON string.
+    pub fn serialize<S: Serializer>(v: &i64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    /// Reads a string or a number.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+        deserialize_opt(d)?.ok_or_else(|| serde::de::Error::custom("an int64 is required"))
+    }
+}

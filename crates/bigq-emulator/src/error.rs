@@ -65,6 +65,11 @@ impl BqError {
     }
 
     /// 500 `internalError`.
+    /// 412 `conditionNotMet`: an `If-Match` etag that is no longer the resource's.
+    pub(crate) fn condition_not_met(message: impl Into<String>) -> Self {
+        BqError::new(412, "conditionNotMet", message)
+    }
+
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "internalError", message)
     }
@@ -98,6 +103,7 @@ impl BqError {
             403 => "PERMISSION_DENIED",
             404 => "NOT_FOUND",
             409 => "ALREADY_EXISTS",
+            412 => "FAILED_PRECONDITION",
             429 => "RESOURCE_EXHAUSTED",
             501 => "UNIMPLEMENTED",
             503 => "UNAVAILABLE",

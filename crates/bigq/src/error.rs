@@ -253,6 +253,12 @@ impl Error {
         self.0.status == Some(409) || self.reason() == Some("duplicate")
     }
 
+    /// The resource changed since it was read: an update sent with its etag was refused
+    /// (HTTP 412, reason `conditionNotMet`, gRPC `FAILED_PRECONDITION`).
+    pub fn is_precondition_failed(&self) -> bool {
+        self.0.status == Some(412) || self.reason() == Some("conditionNotMet")
+    }
+
     /// The query is invalid (reason `invalidQuery`).
     pub fn is_invalid_query(&self) -> bool {
         self.reason() == Some("invalidQuery")

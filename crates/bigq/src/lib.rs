@@ -94,7 +94,9 @@
 //! `project.dataset.table`); listings are [`admin::ListStream`]s, pages fetched as they are
 //! read. [`Client::read_table_data`] pages through `tabledata.list` with the same decoder
 //! as queries, and [`Client::insert_rows`] streams serde rows in with
-//! `tabledata.insertAll`.
+//! `tabledata.insertAll`. A table's schema can be derived from its row type:
+//! `#[derive(bigq::Schema)]` and [`TableSchema::of`](schema::TableSchema::of) (see
+//! [`schema`]).
 //!
 //! **Storage Read.** [`Client::read`] reads a table through the BigQuery Storage Read API
 //! over gRPC, every read stream on its own task: `.selected_fields([..])`,
@@ -123,6 +125,7 @@ mod paging;
 pub mod query;
 pub mod read;
 mod retry;
+pub mod schema;
 mod transport;
 pub mod write;
 
@@ -133,12 +136,8 @@ pub use ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use retry::RetryPolicy;
 pub use transport::Transport;
 
-/// BigQuery schemas.
-pub mod schema {
-    pub use bigq_codec::schema::{
-        FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema,
-    };
-}
+pub use bigq_codec::schema::Schema;
+pub use bigq_derive::Schema;
 
 /// BigQuery's value types.
 pub mod value {

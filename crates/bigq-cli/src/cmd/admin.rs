@@ -1,7 +1,7 @@
-//! `bigq datasets`, `jobs`, `cancel`, `tables`, `schema`, `mk-dataset`, `mk-table`, `rm`.
+//! `bigq datasets`, `jobs`, `cancel`, `tables`, `show`, `schema`, `mk-dataset`, `mk-table`, `rm`.
 
 use bigq::Transport;
-use bigq::admin::{Dataset, Table};
+use bigq::admin::{Dataset, PartitionUnit, RangePartitioning, Table, TimePartitioning};
 use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
 
 use crate::cli::{Global, MkTableArgs};
@@ -160,9 +160,10 @@ pub async fn mk_table(global: &Global, args: MkTableArgs) -> Result<()> {
     };
     let client = connect::client(global, Transport::Rest).await?;
     let mut table = Table::new(&args.table, TableSchema::new(fields));
-    if let Some(d) = args.description {
+    if let Some(d) = &args.description {
         table = table.with_description(d);
     }
+    table = with_options(table, &args)?;
     let t = client.create_table(table).await?;
     eprintln!(
         "created table {}.{}.{}",
@@ -171,6 +172,156 @@ pub async fn mk_table(global: &Global, args: MkTableArgs) -> Result<()> {
         t.table_id()
     );
     Ok(())
+}
+
+/// The partitioning, clustering, expiration and label options of `mk-table`.
+fn with_options(mut table: Table, args: &MkTableArgs) -> Result<Table> {
+    if let Some(name) = &args.friendly_name {
+        table = table.with_friendly_name(name);
+    }
+    for label in &args.labels {
+        let (k, v) = label
+            .split_once('=')
+            .ok_or_else(|| Failure::new(format!("--label: {label:?} is not key=value")))?;
+        table = table.with_label(k, v);
+    }
+    if let Some(ms) = args.expiration {
+        table = table.with_expiration_time(ms);
+    }
+    if let Some(spec) = &args.time_partitioning {
+        let (unit, column) = match spec.split_once(':') {
+            Some((u, c)) => (u, Some(c)),
+            None => (spec.as_str(), None),
+        };
+        let unit = match unit.to_ascii_uppercase().as_str() {
+            "HOUR" => PartitionUnit::Hour,
+            "DAY" => PartitionUnit::Day,
+            "MONTH" => PartitionUnit::Month,
+            "YEAR" => PartitionUnit::Year,
+            other => {
+                return Err(Failure::new(format!(
+                    "--time-partitioning: unknown unit {other} (HOUR, DAY, MONTH or YEAR)"
+                )));
+            }
+        };
+        let mut p = match column {
+            Some(c) => TimePartitioning::by_column(unit, c),
+            None => TimePartitioning::ingestion_time(unit),
+        };
+        if let Some(ms) = args.partition_expiration {
+            p = p.with_expiration_ms(ms);
+        }
+        table = table.with_time_partitioning(p);
+    }
+    if let Some(spec) = &args.range_partitioning {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let bad = || {
+            Failure::new(format!(
+                "--range-partitioning: {spec:?} is not COLUMN:START:END:INTERVAL"
+            ))
+        };
+        let [column, start, end, interval] = parts[..] else {
+            return Err(bad());
+        };
+        let int = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        table = table.with_range_partitioning(RangePartitioning::new(
+            column,
+            int(start)?,
+            int(end)?,
+            int(interval)?,
+        ));
+    }
+    if args.require_partition_filter {
+        table = table.with_require_partition_filter(true);
+    }
+    if let Some(cols) = &args.clustering {
+        table = table.with_clustering(cols.split(',').map(str::trim).filter(|c| !c.is_empty()));
+    }
+    Ok(table)
+}
+
+/// `bigq show TABLE`: the table resource, a field a line, then the schema.
+pub async fn show(global: &Global, table: &str) -> Result<()> {
+    let client = connect::client(global, Transport::Rest).await?;
+    let t = client.get_table(table).await?;
+    let mut out = String::new();
+    let mut line = |k: &str, v: String| out.push_str(&format!("{k}: {v}\n"));
+    line(
+        "table",
+        format!("{}.{}.{}", t.project(), t.dataset_id(), t.table_id()),
+    );
+    if let Some(v) = &t.table_type {
+        line("type", v.clone());
+    }
+    if let Some(v) = &t.location {
+        line("location", v.clone());
+    }
+    if let Some(v) = t.num_rows {
+        line("rows", v.to_string());
+    }
+    if let Some(v) = t.num_bytes {
+        line("bytes", v.to_string());
+    }
+    if let Some(v) = t.creation_time {
+        line("created", v.to_string());
+    }
+    if let Some(v) = t.last_modified_time {
+        line("modified", v.to_string());
+    }
+    if let Some(v) = &t.description {
+        line("description", v.clone());
+    }
+    if let Some(v) = &t.friendly_name {
+        line("friendly name", v.clone());
+    }
+    if !t.labels.is_empty() {
+        line("labels", json(&t.labels));
+    }
+    if let Some(v) = t.expiration_time {
+        line("expiration", v.to_string());
+    }
+    if let Some(v) = &t.time_partitioning {
+        line("time partitioning", json(v));
+    }
+    if let Some(v) = &t.range_partitioning {
+        line("range partitioning", json(v));
+    }
+    if let Some(v) = t.require_partition_filter {
+        line("require partition filter", v.to_string());
+    }
+    if let Some(v) = &t.clustering {
+        line("clustering", v.fields.join(","));
+    }
+    if let Some(v) = &t.table_constraints {
+        line("constraints", json(v));
+    }
+    if let Some(v) = &t.default_collation {
+        line("default collation", format!("{v:?}"));
+    }
+    if let Some(v) = &t.default_rounding_mode {
+        line("default rounding mode", v.to_string());
+    }
+    if let Some(v) = &t.max_staleness {
+        line("max staleness", v.clone());
+    }
+    if let Some(v) = &t.view {
+        line("view", v.query.clone());
+    }
+    if let Some(v) = &t.materialized_view {
+        line("materialized view", json(v));
+    }
+    if let Some(v) = &t.etag {
+        line("etag", v.clone());
+    }
+    out.push_str("schema:\n");
+    tree(&t.schema.unwrap_or_default().fields, 1, &mut out);
+    print!("{out}");
+    Ok(())
+}
+
+/// An option as its compact JSON, as BigQuery's resource has it.
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|e| format!("<{e}>"))
 }
 
 /// `name:TYPE[:MODE],...`.

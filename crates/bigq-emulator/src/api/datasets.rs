@@ -17,6 +17,11 @@ pub struct DatasetFields {
     pub friendly_name: Option<Option<String>>,
     /// Label changes.
     pub labels: BTreeMap<String, Option<String>>,
+    /// The other settable fields the body sets (see [`Dataset::options`]); a JSON null
+    /// clears one.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// The `If-Match` etag of a patch: the dataset must still have it.
+    pub if_match: Option<String>,
 }
 
 impl DatasetFields {
@@ -25,6 +30,14 @@ impl DatasetFields {
             ds.description = None;
             ds.friendly_name = None;
             ds.labels.clear();
+            ds.options.clear();
+        }
+        for (k, v) in &self.options {
+            if v.is_null() {
+                ds.options.remove(k);
+            } else {
+                ds.options.insert(k.clone(), v.clone());
+            }
         }
         if let Some(d) = &self.description {
             ds.description = d.clone();
@@ -96,8 +109,17 @@ pub fn patch(
     let ds = w
         .dataset_mut(project, id)
         .map_err(|_| not_found(project, id))?;
+    if let Some(etag) = &fields.if_match
+        && etag != "*"
+        && *etag != ds.etag()
+    {
+        return Err(BqError::condition_not_met(format!(
+            "Precondition check failed: dataset {project}:{id} changed since etag {etag} was read"
+        )));
+    }
     fields.apply(ds, replace);
     ds.last_modified_time = now_millis();
+    ds.generation += 1;
     let patched = ds.clone();
     w.commit()?;
     Ok(patched)

@@ -20,6 +20,8 @@ pub struct TableSpec {
     pub view_query: Option<String>,
     /// `description`.
     pub description: Option<String>,
+    /// The other settable fields, kept as set (see [`Table::options`]).
+    pub options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The changeable fields of a table; `None` leaves a field as it is.
@@ -30,6 +32,12 @@ pub struct TablePatch {
     /// A new schema: the same columns in the same order, plus new NULLABLE or REPEATED
     /// columns at the end, as BigQuery allows.
     pub schema: Option<Vec<TableFieldSchema>>,
+    /// The other settable fields the body sets (see [`Table::options`]).
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// `tables.update`: the options the body leaves out are cleared.
+    pub replace: bool,
+    /// The `If-Match` etag: the table must still have it.
+    pub if_match: Option<String>,
 }
 
 /// One entry of `tables.list`.
@@ -117,6 +125,7 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
         None => Table::new(spec.schema)?,
     };
     table.description = spec.description;
+    table.options = spec.options;
     s.catalog.update(|w| w.create_table(t, table, false))?;
     s.catalog.read().table(t)
 }
@@ -183,6 +192,25 @@ fn check_schema_change(
 pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table>, BqError> {
     let mut w = s.catalog.write();
     let mut table = (*w.table(t)?).clone();
+    if let Some(etag) = &change.if_match
+        && etag != "*"
+        && *etag != table.etag()
+    {
+        return Err(BqError::condition_not_met(format!(
+            "Precondition check failed: table {t} changed since etag {etag} was read"
+        )));
+    }
+    if change.replace {
+        table.options = change.options;
+    } else {
+        for (k, v) in change.options {
+            if v.is_null() {
+                table.options.remove(&k);
+            } else {
+                table.options.insert(k, v);
+            }
+        }
+    }
     if let Some(d) = change.description {
         table.description = d;
     }
@@ -203,9 +231,12 @@ pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table
             .collect::<Result<_, _>>()?;
         grown.creation_time = table.creation_time;
         grown.description = table.description.clone();
+        grown.options = std::mem::take(&mut table.options);
+        grown.generation = table.generation;
         table = grown;
     }
     table.last_modified_time = now_millis();
+    table.generation += 1;
     w.put_table(t, table)?;
     let patched = w.table(t)?;
     w.commit()?;

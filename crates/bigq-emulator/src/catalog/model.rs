@@ -83,6 +83,15 @@ pub struct Table {
     pub last_modified_time: i64,
     /// Description.
     pub description: Option<String>,
+    /// The resource's other settable fields as the client set them, by their REST names
+    /// (`timePartitioning`, `rangePartitioning`, `requirePartitionFilter`, `clustering`,
+    /// `tableConstraints` with the primary and foreign keys, `labels`, `friendlyName`,
+    /// `expirationTime`, `defaultCollation`, `defaultRoundingMode`, `maxStaleness`,
+    /// `materializedView`), returned exactly as set.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// Counts the resource's changes, so that two changes within a millisecond still have
+    /// different etags.
+    pub generation: u64,
 }
 
 impl Table {
@@ -98,7 +107,14 @@ impl Table {
             creation_time: now,
             last_modified_time: now,
             description: None,
+            options: serde_json::Map::new(),
+            generation: 0,
         })
+    }
+
+    /// The resource's etag: it changes with every change of the table.
+    pub fn etag(&self) -> String {
+        crate::api::etag(self.last_modified_time ^ ((self.generation as i64) << 42))
     }
 
     /// The number of rows.
@@ -129,6 +145,12 @@ pub struct Dataset {
     pub friendly_name: Option<String>,
     /// Labels.
     pub labels: BTreeMap<String, String>,
+    /// The resource's other settable fields as the client set them, by their REST names
+    /// (`defaultTableExpirationMs`, `defaultPartitionExpirationMs`, `isCaseInsensitive`,
+    /// `maxTimeTravelHours`, `defaultRoundingMode`, `defaultCollation`), returned as set.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// Counts the resource's changes, for etags that differ within a millisecond.
+    pub generation: u64,
 }
 
 impl Dataset {
@@ -143,7 +165,14 @@ impl Dataset {
             description: None,
             friendly_name: None,
             labels: BTreeMap::new(),
+            options: serde_json::Map::new(),
+            generation: 0,
         }
+    }
+
+    /// The resource's etag: it changes with every change of the dataset's own fields.
+    pub fn etag(&self) -> String {
+        crate::api::etag(self.last_modified_time ^ ((self.generation as i64) << 42))
     }
 }
 

@@ -143,6 +143,7 @@ fn table_json(t: &Table) -> Value {
         "creationTime": t.creation_time,
         "lastModifiedTime": t.last_modified_time,
         "description": t.description,
+        "options": t.options,
     })
 }
 
@@ -159,6 +160,7 @@ fn dataset_json(d: &Dataset) -> Value {
         "description": d.description,
         "friendlyName": d.friendly_name,
         "labels": d.labels,
+        "options": d.options,
         "tables": tables,
     })
 }
@@ -263,6 +265,9 @@ impl Store {
                 ds.last_modified_time = int(&d, "lastModifiedTime");
                 ds.description = opt_string(&d, "description");
                 ds.friendly_name = opt_string(&d, "friendlyName");
+                if let Some(Value::Object(options)) = d.get("options") {
+                    ds.options = options.clone();
+                }
                 ds.labels = serde_json::from_value::<BTreeMap<String, String>>(
                     d.get("labels").cloned().unwrap_or(Value::Null),
                 )
@@ -287,6 +292,9 @@ impl Store {
                     table.creation_time = int(&t, "creationTime");
                     table.last_modified_time = int(&t, "lastModifiedTime");
                     table.description = opt_string(&t, "description");
+                    if let Some(serde_json::Value::Object(options)) = t.get("options") {
+                        table.options = options.clone();
+                    }
                     if let Some(query) = opt_string(&t, "view") {
                         table.kind = TableKind::View { query };
                     }

@@ -18,7 +18,7 @@ use crate::state::AppState;
 fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     let mut v = json!({
         "kind": "bigquery#dataset",
-        "etag": etag(ds.last_modified_time),
+        "etag": ds.etag(),
         "id": format!("{project}:{id}"),
         "selfLink": format!("{}/bigquery/v2/projects/{project}/datasets/{id}", s.base_url),
         "datasetReference": {"datasetId": id, "projectId": project},
@@ -42,8 +42,23 @@ fn resource(s: &AppState, project: &str, id: &str, ds: &Dataset) -> Value {
     if !ds.labels.is_empty() {
         v["labels"] = json!(ds.labels);
     }
+    if let Some(m) = v.as_object_mut() {
+        for (k, o) in &ds.options {
+            m.insert(k.clone(), o.clone());
+        }
+    }
     v
 }
+
+/// The dataset resource's settable fields the emulator keeps as they were set.
+const OPTION_KEYS: &[&str] = &[
+    "defaultTableExpirationMs",
+    "defaultPartitionExpirationMs",
+    "isCaseInsensitive",
+    "maxTimeTravelHours",
+    "defaultRoundingMode",
+    "defaultCollation",
+];
 
 /// The dataset fields a JSON body sets.
 fn fields(body: &Value) -> DatasetFields {
@@ -60,6 +75,11 @@ fn fields(body: &Value) -> DatasetFields {
                     .collect()
             })
             .unwrap_or_default(),
+        options: OPTION_KEYS
+            .iter()
+            .filter_map(|k| body.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect(),
+        if_match: None,
     }
 }
 
@@ -101,17 +121,26 @@ pub async fn get(
     }
 }
 
-/// `datasets.patch`; `datasets.update` (PUT) is served the same way, as it always was.
+/// `datasets.patch` and `datasets.update` (PUT: what the body leaves out is cleared),
+/// refused with 412 when an `If-Match` etag is no longer the dataset's.
 pub async fn patch(
     State(s): State<Arc<AppState>>,
     Path((project, id)): Path<(String, String)>,
+    method: axum::http::Method,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Response {
     let body = match parse_checked(&body, &DATASET, "dataset") {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    match core::patch(&s, &project, &id, &fields(&body), false) {
+    let mut change = fields(&body);
+    change.if_match = headers
+        .get(axum::http::header::IF_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let replace = method == axum::http::Method::PUT;
+    match core::patch(&s, &project, &id, &change, replace) {
         Ok(ds) => ok(&resource(&s, &project, &id, &ds)),
         Err(e) => e.into_response(),
     }

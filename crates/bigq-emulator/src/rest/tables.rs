@@ -32,7 +32,7 @@ fn resource(s: &AppState, t: &TableRef, table: &Table) -> Value {
     };
     let mut v = json!({
         "kind": "bigquery#table",
-        "etag": etag(table.last_modified_time),
+        "etag": table.etag(),
         "id": format!("{}:{}.{}", t.project, t.dataset, t.table),
         "selfLink": format!(
             "{}/bigquery/v2/projects/{}/datasets/{}/tables/{}",
@@ -57,7 +57,41 @@ fn resource(s: &AppState, t: &TableRef, table: &Table) -> Value {
     if let Some(d) = &table.description {
         v["description"] = d.clone().into();
     }
+    if let Some(m) = v.as_object_mut() {
+        for (k, o) in &table.options {
+            m.insert(k.clone(), o.clone());
+        }
+    }
     v
+}
+
+/// The table resource's settable fields the emulator keeps as they were set, beyond the
+/// schema, the view and the description.
+const OPTION_KEYS: &[&str] = &[
+    "friendlyName",
+    "expirationTime",
+    "labels",
+    "timePartitioning",
+    "rangePartitioning",
+    "requirePartitionFilter",
+    "clustering",
+    "tableConstraints",
+    "defaultCollation",
+    "defaultRoundingMode",
+    "maxStaleness",
+];
+
+/// The options a body sets; a field the emulator cannot honour is refused by name.
+fn options(body: &Value) -> Result<serde_json::Map<String, Value>, BqError> {
+    if body.get("materializedView").is_some() {
+        return Err(BqError::unsupported(
+            "materialized views (`materializedView`)",
+        ));
+    }
+    Ok(OPTION_KEYS
+        .iter()
+        .filter_map(|k| body.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect())
 }
 
 /// The table fields a JSON body sets: schema, view query, description.
@@ -79,6 +113,7 @@ fn spec(body: &Value) -> Result<TableSpec, BqError> {
             .get("description")
             .and_then(Value::as_str)
             .map(str::to_string),
+        options: options(body)?,
     })
 }
 
@@ -140,10 +175,13 @@ pub async fn get(
     }
 }
 
-/// `tables.patch` and `tables.update`: description and schema.
+/// `tables.patch` and `tables.update` (PUT: the options the body leaves out are cleared),
+/// refused with 412 when an `If-Match` etag is no longer the table's.
 pub async fn patch(
     State(s): State<Arc<AppState>>,
     Path((project, dataset, table)): Path<(String, String, String)>,
+    method: axum::http::Method,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Response {
     let body = match parse_checked(&body, &TABLE, "table") {
@@ -160,11 +198,21 @@ pub async fn patch(
             }
         },
     };
+    let options = match options(&body) {
+        Ok(o) => o,
+        Err(e) => return e.into_response(),
+    };
     let change = TablePatch {
         description: body
             .get("description")
             .map(|d| d.as_str().map(str::to_string)),
         schema,
+        options,
+        replace: method == axum::http::Method::PUT,
+        if_match: headers
+            .get(axum::http::header::IF_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
     };
     match core::patch(&s, &t, change) {
         Ok(table) => ok(&resource(&s, &t, &table)),

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use bigq_codec::schema::RoundingMode;
 use serde::{Deserialize, Serialize};
 
 use crate::client::Client;
@@ -40,6 +41,32 @@ pub struct Dataset {
         deserialize_with = "bigq_codec::int64_text::opt_i64::deserialize"
     )]
     pub default_table_expiration_ms: Option<i64>,
+    /// Default lifetime of new tables' partitions, in milliseconds.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "bigq_codec::int64_text::opt_i64"
+    )]
+    pub default_partition_expiration_ms: Option<i64>,
+    /// Table and other names in the dataset compare case-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_case_insensitive: Option<bool>,
+    /// How far back time travel reaches, in hours (48 to 168, a multiple of 24).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "bigq_codec::int64_text::opt_i64"
+    )]
+    pub max_time_travel_hours: Option<i64>,
+    /// The rounding mode of new tables' NUMERIC and BIGNUMERIC columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_rounding_mode: Option<RoundingMode>,
+    /// The collation of new tables' STRING columns (`und:ci` or `""`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_collation: Option<String>,
+    /// The resource's version, sent by [`Client::patch_dataset`] as a precondition.
+    #[serde(default, skip_serializing)]
+    pub etag: Option<String>,
     /// Creation time, milliseconds since the epoch.
     #[serde(
         default,
@@ -68,6 +95,12 @@ impl Dataset {
             friendly_name: None,
             labels: BTreeMap::new(),
             default_table_expiration_ms: None,
+            default_partition_expiration_ms: None,
+            is_case_insensitive: None,
+            max_time_travel_hours: None,
+            default_rounding_mode: None,
+            default_collation: None,
+            etag: None,
             creation_time: None,
         }
     }
@@ -87,6 +120,48 @@ impl Dataset {
     /// Adds a label.
     pub fn with_label(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.labels.insert(k.into(), v.into());
+        self
+    }
+
+    /// Sets the friendly name.
+    pub fn with_friendly_name(mut self, name: impl Into<String>) -> Self {
+        self.friendly_name = Some(name.into());
+        self
+    }
+
+    /// Sets the default lifetime of new tables, in milliseconds.
+    pub fn with_default_table_expiration_ms(mut self, ms: i64) -> Self {
+        self.default_table_expiration_ms = Some(ms);
+        self
+    }
+
+    /// Sets the default lifetime of new tables' partitions, in milliseconds.
+    pub fn with_default_partition_expiration_ms(mut self, ms: i64) -> Self {
+        self.default_partition_expiration_ms = Some(ms);
+        self
+    }
+
+    /// Makes names in the dataset case-insensitive.
+    pub fn with_case_insensitive(mut self, yes: bool) -> Self {
+        self.is_case_insensitive = Some(yes);
+        self
+    }
+
+    /// Sets how far back time travel reaches, in hours.
+    pub fn with_max_time_travel_hours(mut self, hours: i64) -> Self {
+        self.max_time_travel_hours = Some(hours);
+        self
+    }
+
+    /// Sets the default rounding mode of new NUMERIC and BIGNUMERIC columns.
+    pub fn with_default_rounding_mode(mut self, mode: RoundingMode) -> Self {
+        self.default_rounding_mode = Some(mode);
+        self
+    }
+
+    /// Sets the default collation of new STRING columns.
+    pub fn with_default_collation(mut self, collation: impl Into<String>) -> Self {
+        self.default_collation = Some(collation.into());
         self
     }
 
@@ -162,6 +237,49 @@ impl Client {
             dataset.location = self.inner.location.clone();
         }
         self.inner.api.create_dataset(dataset).await
+    }
+
+    /// Changes the fields `dataset` sets (`datasets.patch`). With an
+    /// [`etag`](Dataset::etag) (a dataset from [`get_dataset`](Client::get_dataset) has
+    /// one) a dataset changed since is not overwritten: the call fails with
+    /// [`Error::is_precondition_failed`](crate::Error::is_precondition_failed).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// use bigq::admin::Dataset;
+    /// use bigq::schema::RoundingMode;
+    /// client
+    ///     .create_dataset(
+    ///         Dataset::new("ds")
+    ///             .with_default_partition_expiration_ms(86_400_000)
+    ///             .with_case_insensitive(true)
+    ///             .with_max_time_travel_hours(48)
+    ///             .with_default_rounding_mode(RoundingMode::HalfEven)
+    ///             .with_default_collation("und:ci"),
+    ///     )
+    ///     .await?;
+    /// let read = client.get_dataset("ds").await?;
+    /// assert_eq!(read.max_time_travel_hours, Some(48));
+    /// assert_eq!(read.default_rounding_mode, Some(RoundingMode::HalfEven));
+    /// let patched = client.patch_dataset(read.clone().with_label("team", "a")).await?;
+    /// assert_eq!(patched.labels["team"], "a");
+    /// assert_eq!(patched.is_case_insensitive, Some(true));
+    /// let stale = read.with_description("lost?");
+    /// assert!(client.patch_dataset(stale).await.unwrap_err().is_precondition_failed());
+    /// # Ok(()) }
+    /// ```
+    pub async fn patch_dataset(&self, mut dataset: Dataset) -> Result<Dataset> {
+        if dataset.dataset_reference.project_id.is_empty() {
+            dataset.dataset_reference.project_id = self.inner.project.clone();
+        }
+        self.inner.api.patch_dataset(dataset).await
     }
 
     /// Gets a dataset: a [`DatasetId`](crate::DatasetId), `dataset` (in the client's

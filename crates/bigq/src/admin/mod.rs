@@ -6,6 +6,7 @@
 mod datasets;
 mod jobs;
 pub(crate) mod proto;
+mod table_options;
 mod tabledata;
 mod tables;
 
@@ -13,5 +14,10 @@ pub use crate::ids::{DatasetId, IntoDatasetId, IntoTableId, TableId};
 pub use crate::paging::ListStream;
 pub use datasets::{Dataset, DatasetListItem};
 pub use jobs::{Job, JobError, JobState, JobStatistics, ListJobs, QueryJobStatistics};
+pub use table_options::{
+    Clustering, ColumnReference, ForeignKey, MaterializedViewDefinition, PartitionRange,
+    PartitionUnit, PrimaryKey, RangePartitioning, TableConstraints, TimePartitioning,
+    ViewDefinition,
+};
 pub use tabledata::{InsertError, TableDataBuilder};
 pub use tables::{Table, TableListItem};

@@ -1,7 +1,9 @@
 //! Datasets, tables, jobs and schemas as the BigQuery v2 gRPC services' messages: the same
 //! resources as REST, converted to and from the v2 messages for the gRPC transport.
 
-use bigq_codec::schema::{FieldMode, FieldType, RangeElementType, TableFieldSchema, TableSchema};
+use bigq_codec::schema::{
+    FieldMode, FieldType, PolicyTags, RangeElementType, RoundingMode, TableFieldSchema, TableSchema,
+};
 use gcloud_sdk::google::cloud::bigquery::v2 as pb;
 
 use super::datasets::{Dataset, DatasetListItem, DatasetReference};
@@ -155,18 +157,33 @@ pub(crate) fn dataset_to_proto(d: Dataset) -> pb::Dataset {
 
 pub(crate) fn dataset_from_proto(d: pb::Dataset) -> Dataset {
     let r = d.dataset_reference.unwrap_or_default();
-    Dataset {
-        dataset_reference: DatasetReference {
-            project_id: r.project_id,
-            dataset_id: r.dataset_id,
-        },
-        location: non_empty(d.location),
-        description: d.description,
-        friendly_name: d.friendly_name,
-        labels: d.labels.into_iter().collect(),
-        default_table_expiration_ms: d.default_table_expiration_ms,
-        creation_time: non_zero(d.creation_time),
-    }
+    let mut out = Dataset::new(r.dataset_id);
+    out.dataset_reference.project_id = r.project_id;
+    out.location = non_empty(d.location);
+    out.description = d.description;
+    out.friendly_name = d.friendly_name;
+    out.labels = d.labels.into_iter().collect();
+    out.default_table_expiration_ms = d.default_table_expiration_ms;
+    out.etag = non_empty(d.etag);
+    out.creation_time = non_zero(d.creation_time);
+    out
+}
+
+/// The first dataset option bigq does not yet carry in the v2 `Dataset` message, by its
+/// REST name (sending it over gRPC would drop it).
+pub(crate) fn dataset_option_not_carried(d: &Dataset) -> Option<&'static str> {
+    [
+        (
+            "defaultPartitionExpirationMs",
+            d.default_partition_expiration_ms.is_some(),
+        ),
+        ("isCaseInsensitive", d.is_case_insensitive.is_some()),
+        ("maxTimeTravelHours", d.max_time_travel_hours.is_some()),
+        ("defaultRoundingMode", d.default_rounding_mode.is_some()),
+        ("defaultCollation", d.default_collation.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
 }
 
 fn table_reference(r: pb::TableReference) -> TableReference {
@@ -175,6 +192,30 @@ fn table_reference(r: pb::TableReference) -> TableReference {
         dataset_id: r.dataset_id,
         table_id: r.table_id,
     }
+}
+
+/// The first table option bigq does not yet carry in the v2 `Table` message, by its REST
+/// name: sending the table over gRPC would drop it, so the call is refused instead.
+pub(crate) fn option_not_carried(t: &Table) -> Option<&'static str> {
+    [
+        ("friendlyName", t.friendly_name.is_some()),
+        ("expirationTime", t.expiration_time.is_some()),
+        ("timePartitioning", t.time_partitioning.is_some()),
+        ("rangePartitioning", t.range_partitioning.is_some()),
+        (
+            "requirePartitionFilter",
+            t.require_partition_filter.is_some(),
+        ),
+        ("clustering", t.clustering.is_some()),
+        ("tableConstraints", t.table_constraints.is_some()),
+        ("defaultCollation", t.default_collation.is_some()),
+        ("defaultRoundingMode", t.default_rounding_mode.is_some()),
+        ("maxStaleness", t.max_staleness.is_some()),
+        ("view", t.view.is_some()),
+        ("materializedView", t.materialized_view.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
 }
 
 pub(crate) fn table_to_proto(t: Table) -> pb::Table {
@@ -193,17 +234,18 @@ pub(crate) fn table_to_proto(t: Table) -> pb::Table {
 }
 
 pub(crate) fn table_from_proto(t: pb::Table) -> Table {
-    Table {
-        table_reference: t.table_reference.map(table_reference).unwrap_or_default(),
-        schema: t.schema.as_ref().map(schema_from_proto),
-        description: t.description,
-        labels: t.labels.into_iter().collect(),
-        table_type: non_empty(t.r#type),
-        num_rows: t.num_rows,
-        num_bytes: t.num_bytes,
-        location: non_empty(t.location),
-        creation_time: non_zero(t.creation_time),
-    }
+    let mut out = Table::new(String::new(), TableSchema::default());
+    out.table_reference = t.table_reference.map(table_reference).unwrap_or_default();
+    out.schema = t.schema.as_ref().map(schema_from_proto);
+    out.description = t.description;
+    out.labels = t.labels.into_iter().collect();
+    out.etag = non_empty(t.etag);
+    out.table_type = non_empty(t.r#type);
+    out.num_rows = t.num_rows;
+    out.num_bytes = t.num_bytes;
+    out.location = non_empty(t.location);
+    out.creation_time = non_zero(t.creation_time);
+    out
 }
 
 /// A v2 `TableSchema` as bigq's (the other way: [`schema_to_proto`]).
@@ -233,6 +275,14 @@ fn field_from_proto(f: &pb::TableFieldSchema) -> TableFieldSchema {
         precision: positive(f.precision),
         scale: positive(f.scale),
         default_value_expression: f.default_value_expression.clone(),
+        rounding_mode: pb::table_field_schema::RoundingMode::try_from(f.rounding_mode)
+            .ok()
+            .filter(|m| *m != pb::table_field_schema::RoundingMode::Unspecified)
+            .map(|m| RoundingMode::parse(m.as_str_name())),
+        collation: f.collation.clone(),
+        policy_tags: f.policy_tags.as_ref().map(|p| PolicyTags {
+            names: p.names.clone(),
+        }),
     }
 }
 
@@ -261,6 +311,18 @@ fn field_to_proto(f: &TableFieldSchema) -> pb::TableFieldSchema {
         precision: f.precision.unwrap_or(0),
         scale: f.scale.unwrap_or(0),
         default_value_expression: f.default_value_expression.clone(),
+        rounding_mode: f
+            .rounding_mode
+            .as_ref()
+            .and_then(|m| pb::table_field_schema::RoundingMode::from_str_name(m.as_str()))
+            .map_or(0, |m| m as i32),
+        collation: f.collation.clone(),
+        policy_tags: f
+            .policy_tags
+            .as_ref()
+            .map(|p| pb::table_field_schema::PolicyTagList {
+                names: p.names.clone(),
+            }),
         range_element_type: f.range_element_type.as_ref().map(|r| {
             pb::table_field_schema::FieldElementType {
                 r#type: r.element_type.to_string(),
@@ -290,6 +352,11 @@ mod tests {
         let mut with_details = schema.clone();
         with_details.fields[1].precision = Some(20);
         with_details.fields[1].scale = Some(4);
+        with_details.fields[1].rounding_mode = Some(RoundingMode::HalfEven);
+        with_details.fields[2].collation = Some("und:ci".into());
+        with_details.fields[2].policy_tags = Some(PolicyTags {
+            names: vec!["projects/p/locations/us/taxonomies/1/policyTags/2".into()],
+        });
         with_details.fields[3].range_element_type = Some(bigq_codec::schema::RangeElementType {
             element_type: FieldType::Date,
         });

@@ -33,6 +33,8 @@ pub(crate) struct Request<'a> {
     /// How long the request asks the server to hold it (`timeoutMs`): an attempt may take
     /// that much longer than the policy's attempt timeout.
     pub server_wait: Duration,
+    /// An `If-Match` etag: the server refuses the request (412) if the resource changed.
+    pub if_match: Option<String>,
 }
 
 impl<'a> Request<'a> {
@@ -44,6 +46,7 @@ impl<'a> Request<'a> {
             body: None,
             idempotent: Idempotent::Yes,
             server_wait: Duration::ZERO,
+            if_match: None,
         }
     }
 
@@ -55,6 +58,7 @@ impl<'a> Request<'a> {
             body: None,
             idempotent: Idempotent::Yes,
             server_wait: Duration::ZERO,
+            if_match: None,
         }
     }
 
@@ -73,7 +77,20 @@ impl<'a> Request<'a> {
             body: Some(body.into()),
             idempotent,
             server_wait: Duration::ZERO,
+            if_match: None,
         })
+    }
+
+    /// The request with another method (PATCH and PUT bodies are built as POST's are).
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Only if the resource's etag is still `etag`.
+    pub fn if_match(mut self, etag: Option<String>) -> Self {
+        self.if_match = etag;
+        self
     }
 
     pub fn query(mut self, key: &'static str, value: impl ToString) -> Self {
@@ -303,6 +320,9 @@ impl Rest {
         let mut b = self.http.request(req.method.clone(), url).headers(headers);
         if !req.query.is_empty() {
             b = b.query(&req.query);
+        }
+        if let Some(etag) = &req.if_match {
+            b = b.header(reqwest::header::IF_MATCH, etag.as_str());
         }
         if let Some(body) = &req.body {
             b = b

@@ -11,6 +11,7 @@ use super::task::{BatchSink, Batches, Rows};
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::ids::{IntoTableId, TableId, table_id};
+use crate::schema::Schema;
 use crate::value::Timestamp;
 
 impl Client {
@@ -103,6 +104,43 @@ impl ReadBuilder {
     pub fn selected_fields<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Self {
         self.options.selected_fields = fields.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Only the columns of `T`'s schema (`#[derive(bigq::Schema)]`): the projection that
+    /// reads a table into `T` and nothing more. A column of `T` that the table lacks is an
+    /// error from the finishing call, as with [`selected_fields`](Self::selected_fields).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # client
+    /// #     .query("CREATE TABLE ds.people AS SELECT 1 AS id, 'Ada' AS name, 'x' AS notes UNION ALL SELECT 2, 'Grace', 'y'")
+    /// #     .execute()
+    /// #     .await?;
+    /// #[derive(serde::Deserialize, bigq::Schema)]
+    /// struct Person {
+    ///     id: i64,
+    ///     name: String,
+    /// }
+    /// let read = client.read("ds.people").project::<Person>().batches().await?;
+    /// let schema = read.schema();
+    /// let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    /// assert_eq!(columns, ["id", "name"]);
+    /// let mut people: Vec<Person> = client.read("ds.people").project::<Person>().fetch_all().await?;
+    /// people.sort_by_key(|p| p.id);
+    /// assert_eq!(people[1].name, "Grace");
+    /// # Ok(()) }
+    /// ```
+    pub fn project<T: Schema + ?Sized>(self) -> Self {
+        self.selected_fields(T::fields().into_iter().map(|f| f.name))
     }
 
     /// Only rows matching this SQL filter, as in a `WHERE` clause without subqueries or

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use crate::error::{Error, Result};
+use crate::schema::{FieldType, Schema, TableFieldSchema};
 use crate::value::{BigNumeric, Date, DateTime, Numeric, Time, Timestamp};
 
 /// A row filter for [`ReadBuilder::row_restriction`](super::ReadBuilder::row_restriction),
@@ -43,6 +45,53 @@ impl Filter {
             path.push('`');
         }
         Column { path }
+    }
+
+    /// A column of `T`'s schema (`#[derive(bigq::Schema)]`), nested fields named with dots;
+    /// a name `T` has no column for is an error naming it, before anything is sent.
+    ///
+    /// ```
+    /// use bigq::read::Filter;
+    ///
+    /// #[derive(bigq::Schema)]
+    /// struct Order {
+    ///     id: i64,
+    ///     shipping: Address,
+    /// }
+    /// #[derive(bigq::Schema)]
+    /// struct Address {
+    ///     city: String,
+    /// }
+    /// let f = Filter::col_of::<Order>("shipping.city")?.eq("Oslo");
+    /// assert_eq!(f.sql(), "`shipping`.`city` = 'Oslo'");
+    /// let e = Filter::col_of::<Order>("shipping.town").unwrap_err();
+    /// assert!(e.to_string().contains("no column `shipping.town`"), "{e}");
+    /// # Ok::<(), bigq::Error>(())
+    /// ```
+    pub fn col_of<T: Schema + ?Sized>(name: &str) -> Result<Column> {
+        let fields = T::fields();
+        let mut level: &[TableFieldSchema] = &fields;
+        let mut parts = name.split('.').peekable();
+        while let Some(part) = parts.next() {
+            let field = level.iter().find(|f| f.name.eq_ignore_ascii_case(part));
+            let last = parts.peek().is_none();
+            match field {
+                Some(_) if last => {}
+                // A field of a REPEATED RECORD is not one value a row filter can compare.
+                Some(f) if f.field_type == FieldType::Record && !f.is_repeated() => {
+                    level = &f.fields;
+                }
+                _ => {
+                    let known: Vec<&str> = level.iter().map(|f| f.name.as_str()).collect();
+                    return Err(Error::config(format!(
+                        "`{}` has no column `{name}` to filter on (its columns here: {})",
+                        std::any::type_name::<T>(),
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(Filter::col(name))
     }
 
     /// A filter written in SQL by hand, used as it is.

@@ -102,6 +102,10 @@ pub(crate) trait V2Api: Send + Sync + 'static {
     /// `datasets.insert` / `InsertDataset`.
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>>;
 
+    /// `datasets.patch` / `PatchDataset`, with the dataset's etag as a precondition when it
+    /// has one.
+    fn patch_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>>;
+
     /// `datasets.get` / `GetDataset`.
     fn get_dataset<'a>(&'a self, id: &'a DatasetId) -> BoxFuture<'a, Result<Dataset>>;
 
@@ -122,6 +126,10 @@ pub(crate) trait V2Api: Send + Sync + 'static {
 
     /// `tables.insert` / `InsertTable`.
     fn create_table(&self, table: Table) -> BoxFuture<'_, Result<Table>>;
+
+    /// `tables.patch` (or `tables.update` when `replace`) / `PatchTable`, `UpdateTable`, with
+    /// the table's etag as a precondition when it has one.
+    fn patch_table(&self, table: Table, replace: bool) -> BoxFuture<'_, Result<Table>>;
 
     /// `tables.get` / `GetTable`.
     fn get_table<'a>(&'a self, id: &'a TableId) -> BoxFuture<'a, Result<Table>>;

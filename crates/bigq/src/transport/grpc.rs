@@ -286,6 +286,15 @@ impl V2Api for GrpcApi {
         .boxed()
     }
 
+    fn patch_dataset(&self, _dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
+        async move {
+            Err(Error::config(
+                "patching a dataset over the gRPC transport is not supported yet: use Transport::Rest",
+            ))
+        }
+        .boxed()
+    }
+
     fn delete_job<'a>(&'a self, job: &'a JobReference) -> BoxFuture<'a, Result<()>> {
         async move {
             let request = pb::DeleteJobRequest {
@@ -308,6 +317,11 @@ impl V2Api for GrpcApi {
 
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
         async move {
+            if let Some(name) = crate::admin::proto::dataset_option_not_carried(&dataset) {
+                return Err(Error::config(format!(
+                    "the dataset option `{name}` is not carried over the gRPC transport yet: use Transport::Rest"
+                )));
+            }
             let project = dataset.dataset_reference.project_id.clone();
             let request = pb::InsertDatasetRequest {
                 project_id: project.clone(),
@@ -395,6 +409,7 @@ impl V2Api for GrpcApi {
 
     fn create_table(&self, table: Table) -> BoxFuture<'_, Result<Table>> {
         async move {
+            refuse_options(&table)?;
             let r = table.table_reference.clone();
             let request = pb::InsertTableRequest {
                 project_id: r.project_id.clone(),
@@ -411,6 +426,16 @@ impl V2Api for GrpcApi {
                 )
                 .await?;
             Ok(table_from_proto(created))
+        }
+        .boxed()
+    }
+
+    fn patch_table(&self, table: Table, _replace: bool) -> BoxFuture<'_, Result<Table>> {
+        async move {
+            refuse_options(&table)?;
+            Err(Error::config(
+                "patching a table over the gRPC transport is not supported yet: use Transport::Rest",
+            ))
         }
         .boxed()
     }
@@ -475,5 +500,15 @@ impl V2Api for GrpcApi {
                 .await
         }
         .boxed()
+    }
+}
+
+/// Refuses a table whose options the v2 `Table` message conversion would drop.
+fn refuse_options(table: &Table) -> Result<()> {
+    match crate::admin::proto::option_not_carried(table) {
+        Some(name) => Err(Error::config(format!(
+            "the table option `{name}` is not carried over the gRPC transport yet: use Transport::Rest"
+        ))),
+        None => Ok(()),
     }
 }

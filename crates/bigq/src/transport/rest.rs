@@ -20,6 +20,7 @@ use crate::query::pages::{PageSource, rest_pages};
 use crate::query::request::QueryRequest;
 use crate::query::response::{JobReference, ResultPage};
 use crate::query::rest::{job_body, query_body, read_page};
+use reqwest::Method;
 
 /// BigQuery's v2 API over REST.
 pub(crate) struct RestApi {
@@ -235,6 +236,23 @@ impl V2Api for RestApi {
         .boxed()
     }
 
+    fn patch_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
+        async move {
+            let r = dataset.dataset_reference.clone();
+            let path = [
+                "projects",
+                r.project_id.as_str(),
+                "datasets",
+                r.dataset_id.as_str(),
+            ];
+            let req = Request::post(&path, &dataset, Idempotent::Yes)?
+                .with_method(Method::PATCH)
+                .if_match(dataset.etag.clone());
+            self.rest.call(req).await
+        }
+        .boxed()
+    }
+
     fn create_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
         async move {
             let project = dataset.dataset_reference.project_id.clone();
@@ -302,6 +320,28 @@ impl V2Api for RestApi {
             self.rest
                 .call(Request::post(&path, &table, Idempotent::Yes)?)
                 .await
+        }
+        .boxed()
+    }
+
+    fn patch_table(&self, table: Table, replace: bool) -> BoxFuture<'_, Result<Table>> {
+        async move {
+            let r = table.table_reference.clone();
+            let path = [
+                "projects",
+                r.project_id.as_str(),
+                "datasets",
+                r.dataset_id.as_str(),
+                "tables",
+                r.table_id.as_str(),
+            ];
+            let method = if replace { Method::PUT } else { Method::PATCH };
+            // With an etag a resend cannot overwrite anyone's change: it fails the
+            // precondition instead. Without one, a patch of the same fields is idempotent.
+            let req = Request::post(&path, &table, Idempotent::Yes)?
+                .with_method(method)
+                .if_match(table.etag.clone());
+            self.rest.call(req).await
         }
         .boxed()
     }

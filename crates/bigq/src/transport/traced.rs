@@ -143,6 +143,13 @@ impl V2Api for Traced {
         self.inner.create_dataset(dataset).instrument(span).boxed()
     }
 
+    fn patch_dataset(&self, dataset: Dataset) -> BoxFuture<'_, Result<Dataset>> {
+        let r = &dataset.dataset_reference;
+        let span = self.span("datasets.patch", &r.project_id);
+        span.record("dataset", r.dataset_id.as_str());
+        self.inner.patch_dataset(dataset).instrument(span).boxed()
+    }
+
     fn get_dataset<'a>(&'a self, id: &'a DatasetId) -> BoxFuture<'a, Result<Dataset>> {
         let span = self.dataset_span("datasets.get", id);
         self.inner.get_dataset(id).instrument(span).boxed()
@@ -176,6 +183,22 @@ impl V2Api for Traced {
         span.record("dataset", r.dataset_id.as_str());
         span.record("table", r.table_id.as_str());
         self.inner.create_table(table).instrument(span).boxed()
+    }
+
+    fn patch_table(&self, table: Table, replace: bool) -> BoxFuture<'_, Result<Table>> {
+        let r = &table.table_reference;
+        let operation = if replace {
+            "tables.update"
+        } else {
+            "tables.patch"
+        };
+        let span = self.span(operation, &r.project_id);
+        span.record("dataset", r.dataset_id.as_str());
+        span.record("table", r.table_id.as_str());
+        self.inner
+            .patch_table(table, replace)
+            .instrument(span)
+            .boxed()
     }
 
     fn get_table<'a>(&'a self, id: &'a TableId) -> BoxFuture<'a, Result<Table>> {

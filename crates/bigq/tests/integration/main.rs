@@ -18,6 +18,8 @@ mod faults;
 mod jobs;
 mod live;
 mod mock_rest;
+mod schema_derive;
 mod storage_read;
 mod storage_write;
+mod table_options;
 mod tracing_spans;

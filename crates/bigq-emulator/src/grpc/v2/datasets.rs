@@ -22,7 +22,7 @@ fn message(s: &AppState, project: &str, id: &str, ds: &CoreDataset) -> Dataset {
     };
     Dataset {
         kind: "bigquery#dataset".into(),
-        etag: etag(ds.last_modified_time),
+        etag: ds.etag(),
         id: format!("{project}:{id}"),
         self_link: format!(
             "{}/bigquery/v2/projects/{project}/datasets/{id}",
@@ -60,6 +60,8 @@ fn fields(d: &Dataset) -> DatasetFields {
             .iter()
             .map(|(k, v)| (k.clone(), Some(v.clone())))
             .collect(),
+        options: Default::default(),
+        if_match: Some(d.etag.clone()).filter(|e| !e.is_empty()),
     }
 }
 

@@ -23,7 +23,7 @@ fn message(s: &AppState, t: &TableRef, table: &CoreTable) -> Table {
     };
     Table {
         kind: "bigquery#table".into(),
-        etag: etag(table.last_modified_time),
+        etag: table.etag(),
         id: t.to_string(),
         self_link: format!(
             "{}/bigquery/v2/projects/{}/datasets/{}/tables/{}",
@@ -89,10 +89,12 @@ pub async fn insert(s: Arc<AppState>, req: InsertTableRequest) -> Result<Table, 
     let table = req.table.unwrap_or_default();
     let r = table.table_reference.clone().unwrap_or_default();
     let t = TableRef::new(&req.project_id, &req.dataset_id, &r.table_id);
+    refuse_options(&table)?;
     let spec = TableSpec {
         schema: schema_from_proto(table.schema.as_ref())?,
         view_query: table.view.as_ref().map(|v| v.query.clone()),
         description: table.description.clone(),
+        options: Default::default(),
     };
     let created = core::insert(&s, &t, spec).await?;
     Ok(message(&s, &t, &created))
@@ -103,15 +105,44 @@ pub async fn insert(s: Arc<AppState>, req: InsertTableRequest) -> Result<Table, 
 pub async fn patch(s: Arc<AppState>, req: UpdateOrPatchTableRequest) -> Result<Table, BqError> {
     let table = req.table.unwrap_or_default();
     let t = TableRef::new(&req.project_id, &req.dataset_id, &req.table_id);
+    refuse_options(&table)?;
     let change = TablePatch {
         description: table.description.clone().map(Some),
         schema: match &table.schema {
             Some(s) => Some(schema_from_proto(Some(s))?),
             None => None,
         },
+        options: Default::default(),
+        replace: false,
+        if_match: Some(table.etag.clone()).filter(|e| !e.is_empty()),
     };
     let changed = core::patch(&s, &t, change)?;
     Ok(message(&s, &t, &changed))
+}
+
+/// Refuses the table options the v2 messages carry but this adapter does not keep yet
+/// (REST keeps them all), rather than dropping them.
+fn refuse_options(table: &Table) -> Result<(), BqError> {
+    let set = [
+        ("timePartitioning", table.time_partitioning.is_some()),
+        ("rangePartitioning", table.range_partitioning.is_some()),
+        ("clustering", table.clustering.is_some()),
+        ("tableConstraints", table.table_constraints.is_some()),
+        (
+            "requirePartitionFilter",
+            table.require_partition_filter.is_some(),
+        ),
+        ("friendlyName", table.friendly_name.is_some()),
+        ("expirationTime", table.expiration_time.is_some()),
+        ("materializedView", table.materialized_view.is_some()),
+        ("labels", !table.labels.is_empty()),
+    ];
+    match set.into_iter().find(|(_, is_set)| *is_set) {
+        Some((name, _)) => Err(BqError::unsupported(format!(
+            "the table option `{name}` over the v2 gRPC TableService (REST keeps it)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `DeleteTable`.

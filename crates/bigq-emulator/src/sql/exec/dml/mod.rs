@@ -13,9 +13,7 @@ mod target;
 
 use std::sync::Arc;
 
-use bigq_codec::schema::FieldMode;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
     SchemaProvider,
@@ -33,6 +31,7 @@ use datafusion::physical_plan::collect;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{self, FromTable, Statement};
 
+use self::staged::check_required;
 use self::target::{DmlTarget, ROW_ID};
 use super::engine::Engine;
 use super::output::{DmlStats, QueryOutput, QueryRequest, df_err, result_style};
@@ -577,18 +576,6 @@ fn is_literal(e: &ast::Expr) -> bool {
         ast::Expr::Nested(e) => is_literal(e),
         _ => false,
     }
-}
-
-fn check_required(table: &Table, batches: &[RecordBatch]) -> BqResult<()> {
-    for (i, f) in table.schema.iter().enumerate() {
-        if f.mode() == FieldMode::Required && batches.iter().any(|b| b.column(i).null_count() > 0) {
-            return Err(BqError::invalid_query(format!(
-                "Required field {} cannot be null",
-                f.name
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// BigQuery refuses DML whose target is a view.

@@ -7,6 +7,10 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::Result;
 
+use bigq_codec::schema::FieldMode;
+
+use crate::catalog::Table;
+use crate::error::{BqError, BqResult};
 use crate::sql::exec::output::DmlStats;
 
 /// What a statement leaves the table as, before it commits.
@@ -32,4 +36,17 @@ pub(super) fn pick_rows(
         })
         .collect::<Result<Vec<ArrayRef>>>()?;
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
+}
+
+/// BigQuery's error when a REQUIRED column of `table` holds a NULL in `batches`.
+pub(super) fn check_required(table: &Table, batches: &[RecordBatch]) -> BqResult<()> {
+    for (i, f) in table.schema.iter().enumerate() {
+        if f.mode() == FieldMode::Required && batches.iter().any(|b| b.column(i).null_count() > 0) {
+            return Err(BqError::invalid_query(format!(
+                "Required field {} cannot be null",
+                f.name
+            )));
+        }
+    }
+    Ok(())
 }

@@ -25,7 +25,7 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr};
 
 use super::merge::{self, MergePlan};
-use super::staged::{Staged, pick_rows};
+use super::staged::{Staged, check_required, pick_rows};
 use crate::catalog::Table;
 use crate::error::BqError;
 use crate::sql::exec::output::{DmlStats, conform};
@@ -298,7 +298,7 @@ impl DataSink for DmlSink {
         let table = &self.table;
         let staged = match &self.kind {
             SinkKind::Insert => {
-                super::check_required(table, &input).map_err(bq)?;
+                check_required(table, &input).map_err(bq)?;
                 let batches = conform(&input, &table.arrow_schema).map_err(bq)?;
                 let inserted = batches.iter().map(|b| b.num_rows() as i64).sum();
                 Staged {

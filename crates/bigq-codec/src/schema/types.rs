@@ -1,33 +1,12 @@
-//! BigQuery table schemas and their Arrow mapping.
-//!
-//! The Arrow types are the ones the BigQuery Storage Read API uses, so that rows decoded from
-//! REST JSON and rows read through Storage Read are the same `RecordBatch`es:
-//!
-//! | BigQuery | Arrow |
-//! |---|---|
-//! | INT64 | `Int64` |
-//! | FLOAT64 | `Float64` |
-//! | NUMERIC | `Decimal128(38, 9)` |
-//! | BIGNUMERIC | `Decimal256(76, 38)` |
-//! | BOOL | `Boolean` |
-//! | STRING | `Utf8` |
-//! | BYTES | `Binary` |
-//! | DATE | `Date32` |
-//! | TIME | `Time64(Microsecond)` |
-//! | DATETIME | `Timestamp(Microsecond, None)` |
-//! | TIMESTAMP | `Timestamp(Microsecond, "UTC")` |
-//! | GEOGRAPHY | `Utf8`, extension `google:sqlType:geography` |
-//! | JSON | `Utf8`, extension `google:sqlType:json` |
-//! | INTERVAL | `Interval(MonthDayNano)` |
-//! | `RANGE<T>` | `Struct { start: T, end: T }` |
-//! | RECORD | `Struct` |
-//! | REPEATED x | `List(x)`, never null (an absent array is empty) |
+//! The schema types: columns, modes, types, and their Arrow mapping.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, IntervalUnit, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{
+    DataType, Field, Fields, IntervalUnit, Schema as ArrowSchema, SchemaRef, TimeUnit,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::CodecError;
@@ -231,6 +210,87 @@ pub struct TableFieldSchema {
     /// A default value expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_value_expression: Option<String>,
+    /// How NUMERIC and BIGNUMERIC values are rounded to the column's scale on write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounding_mode: Option<RoundingMode>,
+    /// The collation of a STRING column: `und:ci` (case-insensitive) or `""` (binary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
+    /// The policy tags (column-level access control) attached to the column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_tags: Option<PolicyTags>,
+}
+
+/// The policy tags of a column (`TableFieldSchema.policyTags`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct PolicyTags {
+    /// Policy tag resource names,
+    /// `projects/{project}/locations/{location}/taxonomies/{taxonomy}/policyTags/{tag}`.
+    #[serde(default)]
+    pub names: Vec<String>,
+}
+
+/// How a NUMERIC or BIGNUMERIC value is rounded to its column's scale
+/// (`TableFieldSchema.roundingMode`, also a table's and a dataset's default).
+#[derive(Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RoundingMode {
+    /// `ROUNDING_MODE_UNSPECIFIED`: BigQuery's default, half away from zero.
+    Unspecified,
+    /// `ROUND_HALF_AWAY_FROM_ZERO`: 2.5 to 3, -2.5 to -3.
+    HalfAwayFromZero,
+    /// `ROUND_HALF_EVEN`: 2.5 to 2, 3.5 to 4 (banker's rounding).
+    HalfEven,
+    /// A mode this version of bigq does not know, kept as BigQuery sent it.
+    Unknown(String),
+}
+
+impl RoundingMode {
+    /// The name BigQuery uses.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RoundingMode::Unspecified => "ROUNDING_MODE_UNSPECIFIED",
+            RoundingMode::HalfAwayFromZero => "ROUND_HALF_AWAY_FROM_ZERO",
+            RoundingMode::HalfEven => "ROUND_HALF_EVEN",
+            RoundingMode::Unknown(s) => s,
+        }
+    }
+
+    /// Parses BigQuery's name of a rounding mode (exact spelling; anything else is kept as
+    /// [`RoundingMode::Unknown`]).
+    pub fn parse(name: &str) -> RoundingMode {
+        match name {
+            "ROUNDING_MODE_UNSPECIFIED" => RoundingMode::Unspecified,
+            "ROUND_HALF_AWAY_FROM_ZERO" => RoundingMode::HalfAwayFromZero,
+            "ROUND_HALF_EVEN" => RoundingMode::HalfEven,
+            other => RoundingMode::Unknown(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Debug for RoundingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for RoundingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RoundingMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RoundingMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(RoundingMode::parse(&s))
+    }
 }
 
 impl TableFieldSchema {
@@ -247,6 +307,9 @@ impl TableFieldSchema {
             precision: None,
             scale: None,
             default_value_expression: None,
+            rounding_mode: None,
+            collation: None,
+            policy_tags: None,
         }
     }
 
@@ -391,14 +454,21 @@ impl TableSchema {
         TableSchema { fields }
     }
 
-    /// The Arrow schema, following the mapping in the [module docs](self).
+    /// The column of this name, if any (BigQuery compares column names case-insensitively).
+    pub fn field(&self, name: &str) -> Option<&TableFieldSchema> {
+        self.fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The Arrow schema, following the mapping in the [module docs](crate::schema).
     pub fn to_arrow(&self) -> Result<SchemaRef, CodecError> {
         let fields = self
             .fields
             .iter()
             .map(TableFieldSchema::to_arrow_field)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Arc::new(Schema::new(fields)))
+        Ok(Arc::new(ArrowSchema::new(fields)))
     }
 }
 
