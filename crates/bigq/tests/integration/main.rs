@@ -22,4 +22,3 @@ mod schema_derive;
 mod storage_read;
 mod storage_write;
 mod table_options;
-mod tracing_spans;
