@@ -22,3 +22,4 @@ mod schema_derive;
 mod storage_read;
 mod storage_write;
 mod table_options;
+mod tracing_spans;

@@ -1,9 +1,5 @@
 //! bigq's `tracing` spans, captured by a subscriber layer: their names, BigQuery's ids and
 //! the cost fields, and never a parameter value.
-//!
-//! A test binary of its own: `tracing` caches whether a span's callsite is enabled, and
-//! tests running beside it in one process can register the callsites while no subscriber
-//! listens, so that the spans here go unseen.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
