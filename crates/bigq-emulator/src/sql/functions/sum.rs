@@ -61,25 +61,23 @@ impl Kind {
         }
     }
 
-    /// Adds a value of the input (or of a partial state) at row `i` to `sum`.
-    fn add(self, sum: &mut i256, values: &dyn Array, i: usize, state: bool) {
-        let v = if state {
-            values.as_primitive::<Decimal256Type>().value(i)
-        } else {
-            match self {
-                Kind::Int64 => i256::from_i128(values.as_primitive::<Int64Type>().value(i).into()),
-                Kind::Numeric(_) => {
-                    i256::from_i128(values.as_primitive::<Decimal128Type>().value(i))
-                }
+    /// The value at each row of the input (or of a partial state), the array downcast once
+    /// per batch rather than once per row.
+    fn reader(self, values: &dyn Array, state: bool) -> Box<dyn Fn(usize) -> i256 + '_> {
+        if state {
+            let a = values.as_primitive::<Decimal256Type>();
+            return Box::new(move |i| a.value(i));
+        }
+        match self {
+            Kind::Int64 => {
+                let a = values.as_primitive::<Int64Type>();
+                Box::new(move |i| i256::from_i128(a.value(i).into()))
             }
-        };
-        *sum = sum.wrapping_add(v);
-    }
-
-    fn sub(self, sum: &mut i256, values: &dyn Array, i: usize) {
-        let mut negated = i256::ZERO;
-        self.add(&mut negated, values, i, false);
-        *sum = sum.wrapping_sub(negated);
+            Kind::Numeric(_) => {
+                let a = values.as_primitive::<Decimal128Type>();
+                Box::new(move |i| i256::from_i128(a.value(i)))
+            }
+        }
     }
 
     /// The total as the result type, or BigQuery's overflow error.
@@ -227,9 +225,10 @@ impl CheckedSum {
 impl Accumulator for CheckedSum {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         let v = values[0].as_ref();
+        let value = self.kind.reader(v, false);
         for i in 0..v.len() {
             if v.is_valid(i) {
-                self.kind.add(&mut self.sum, v, i, false);
+                self.sum = self.sum.wrapping_add(value(i));
                 self.count += 1;
             }
         }
@@ -238,9 +237,10 @@ impl Accumulator for CheckedSum {
 
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         let v = values[0].as_ref();
+        let value = self.kind.reader(v, false);
         for i in 0..v.len() {
             if v.is_valid(i) {
-                self.kind.sub(&mut self.sum, v, i);
+                self.sum = self.sum.wrapping_sub(value(i));
                 self.count -= 1;
             }
         }
@@ -253,9 +253,10 @@ impl Accumulator for CheckedSum {
 
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         let (sums, counts) = (states[0].as_ref(), states[1].as_primitive::<Int64Type>());
+        let value = self.kind.reader(sums, true);
         for i in 0..sums.len() {
             if sums.is_valid(i) {
-                self.kind.add(&mut self.sum, sums, i, true);
+                self.sum = self.sum.wrapping_add(value(i));
                 self.count += counts.value(i);
             }
         }
@@ -311,13 +312,13 @@ impl CheckedGroups {
     ) {
         self.sums.resize(total_num_groups, i256::ZERO);
         self.counts.resize(total_num_groups, 0);
+        let value = self.kind.reader(values, counts.is_some());
         for (i, &g) in group_indices.iter().enumerate() {
             let kept = opt_filter.is_none_or(|f| f.is_valid(i) && f.value(i));
             if !kept || !values.is_valid(i) {
                 continue;
             }
-            self.kind
-                .add(&mut self.sums[g], values, i, counts.is_some());
+            self.sums[g] = self.sums[g].wrapping_add(value(i));
             self.counts[g] += counts.map_or(1, |c| c.value(i));
         }
     }
@@ -391,11 +392,12 @@ impl GroupsAccumulator for CheckedGroups {
     ) -> Result<Vec<ArrayRef>> {
         let v = values[0].as_ref();
         let (mut sums, mut counts) = (Vec::with_capacity(v.len()), Vec::with_capacity(v.len()));
+        let value = self.kind.reader(v, false);
         for i in 0..v.len() {
             let kept = opt_filter.is_none_or(|f| f.is_valid(i) && f.value(i));
             let mut sum = i256::ZERO;
             if kept && v.is_valid(i) {
-                self.kind.add(&mut sum, v, i, false);
+                sum = value(i);
                 counts.push(1);
             } else {
                 counts.push(0);
