@@ -31,6 +31,7 @@
 //!
 //! Types from chrono, jiff or time reach a column through their serde text.
 
+mod change;
 mod decode;
 mod schema;
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -43,6 +44,9 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use change::{
+    CHANGE_SEQUENCE_COLUMN, CHANGE_TYPE_COLUMN, ChangeSequence, ChangeType, is_change_column,
+};
 pub use decode::{CompileError, DecodeError, RowsDecoder};
 pub use schema::{NumericEncoding, ProtoOptions, WriteSchema};
 pub use ser::RowEncoder;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FieldDescriptorProto, FieldOptions};
 
+use super::change::{CHANGE_SEQUENCE_COLUMN, CHANGE_TYPE_COLUMN};
 use super::wire;
 use crate::CodecError;
 use crate::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
@@ -30,12 +31,22 @@ pub enum NumericEncoding {
 pub struct ProtoOptions {
     /// How NUMERIC and BIGNUMERIC go on the wire.
     pub numeric: NumericEncoding,
+    /// Whether the descriptor declares the change data capture pseudo-columns
+    /// `_CHANGE_TYPE` and `_CHANGE_SEQUENCE_NUMBER` (both `string`, after the table's
+    /// columns), for [`RowEncoder::encode_change`](super::RowEncoder::encode_change).
+    pub change_columns: bool,
 }
 
 impl ProtoOptions {
     /// Sets the NUMERIC / BIGNUMERIC encoding.
     pub fn with_numeric(mut self, numeric: NumericEncoding) -> Self {
         self.numeric = numeric;
+        self
+    }
+
+    /// Declares (or not) the change data capture pseudo-columns.
+    pub fn with_change_columns(mut self, change_columns: bool) -> Self {
+        self.change_columns = change_columns;
         self
     }
 }
@@ -182,7 +193,21 @@ impl WriteSchema {
             options,
             messages: 0,
         };
-        let (root, descriptor) = b.message(ROOT, "", &schema.fields)?;
+        let mut columns = std::borrow::Cow::Borrowed(&schema.fields);
+        if options.change_columns {
+            for name in [CHANGE_TYPE_COLUMN, CHANGE_SEQUENCE_COLUMN] {
+                if !schema
+                    .fields
+                    .iter()
+                    .any(|c| c.name.eq_ignore_ascii_case(name))
+                {
+                    columns
+                        .to_mut()
+                        .push(TableFieldSchema::new(name, FieldType::String));
+                }
+            }
+        }
+        let (root, descriptor) = b.message(ROOT, "", &columns)?;
         Ok(Arc::new(WriteSchema {
             descriptor,
             root,
@@ -196,9 +221,14 @@ impl WriteSchema {
         &self.descriptor
     }
 
-    /// The table schema this was built from.
+    /// The table schema this was built from (without the change pseudo-columns).
     pub fn table_schema(&self) -> &TableSchema {
         &self.table
+    }
+
+    /// Whether the descriptor declares the change pseudo-columns.
+    pub fn has_change_columns(&self) -> bool {
+        self.root.index_of(CHANGE_TYPE_COLUMN).is_some()
     }
 }
 

@@ -19,6 +19,7 @@ use arrow_buffer::i256;
 use serde::Serialize;
 use serde::ser::{self, Impossible};
 
+use super::change::{CHANGE_SEQUENCE_COLUMN, CHANGE_TYPE_COLUMN, ChangeSequence, ChangeType};
 use super::schema::{FieldPlan, Kind, MessagePlan, WriteSchema};
 use super::wire;
 use crate::de::text::{SmallDecimal, StackBuf, write_decimal_i128};
@@ -179,6 +180,45 @@ impl RowEncoder {
             out.truncate(start);
             *e.0
         })
+    }
+
+    /// Appends one change row: `row` as [`encode`](Self::encode) writes it, then its
+    /// `_CHANGE_TYPE` and, when given, its `_CHANGE_SEQUENCE_NUMBER` (a later occurrence of
+    /// a protobuf field wins, so these override the row's own). The schema must declare the
+    /// change pseudo-columns ([`ProtoOptions::with_change_columns`](super::ProtoOptions::with_change_columns)).
+    pub fn encode_change<T: Serialize + ?Sized>(
+        &mut self,
+        row: &T,
+        change: ChangeType,
+        sequence: Option<&ChangeSequence>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), CodecError> {
+        let key = |name: &str| {
+            let root = &self.schema.root;
+            root.index_of(name)
+                .and_then(|i| root.fields.get(i))
+                .map(|f| f.key)
+                .ok_or_else(|| {
+                    CodecError::new(
+                        crate::CodecErrorKind::Schema,
+                        format!("the writer schema does not declare the pseudo-column {name}"),
+                    )
+                    .with_column(name)
+                })
+        };
+        let type_key = key(CHANGE_TYPE_COLUMN)?;
+        let sequence_key = match sequence {
+            Some(_) => Some(key(CHANGE_SEQUENCE_COLUMN)?),
+            None => None,
+        };
+        self.encode(row, out)?;
+        type_key.put(out);
+        wire::put_len_bytes(out, change.as_str().as_bytes());
+        if let (Some(key), Some(seq)) = (sequence_key, sequence) {
+            key.put(out);
+            wire::put_len_bytes(out, seq.to_string().as_bytes());
+        }
+        Ok(())
     }
 
     /// Encodes `rows` as the `serialized_rows` of a `ProtoRows`, one `Vec<u8>` per row.

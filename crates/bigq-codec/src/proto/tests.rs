@@ -775,3 +775,122 @@ fn a_row_that_fails_inside_a_record_leaves_the_encoder_usable() {
         assert_eq!(out, [7], "a failed row leaves the buffer as it was");
     }
 }
+
+/// A change row of a table `(id INT64 REQUIRED, name STRING)`, for prost.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ChangePb {
+    #[prost(int64, required, tag = "1")]
+    id: i64,
+    #[prost(string, optional, tag = "2")]
+    name: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    change_type: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    change_sequence: Option<String>,
+}
+
+#[test]
+fn change_rows_carry_the_pseudo_columns() {
+    use super::{ChangeSequence, ChangeType};
+    #[derive(Serialize)]
+    struct Row {
+        id: i64,
+        name: Option<&'static str>,
+    }
+    let table = TableSchema::new(vec![
+        col("id", FieldType::Int64).with_mode(FieldMode::Required),
+        col("name", FieldType::String),
+    ]);
+    let plain = WriteSchema::new(&table).unwrap();
+    assert!(!plain.has_change_columns());
+    let mut enc = RowEncoder::new(plain);
+    let e = enc
+        .encode_change(
+            &Row { id: 1, name: None },
+            ChangeType::Upsert,
+            None,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+    assert_eq!(e.column(), Some("_CHANGE_TYPE"));
+
+    let schema =
+        WriteSchema::with_options(&table, ProtoOptions::default().with_change_columns(true))
+            .unwrap();
+    assert!(schema.has_change_columns());
+    // The table schema stays the table's; the descriptor gains two optional strings.
+    assert_eq!(schema.table_schema(), &table);
+    let fields: Vec<_> = schema
+        .descriptor()
+        .field
+        .iter()
+        .map(|f| (f.name().to_string(), f.number(), f.r#type(), f.label()))
+        .collect();
+    assert_eq!(
+        fields[2..],
+        [
+            ("_CHANGE_TYPE".to_string(), 3, Type::String, Label::Optional),
+            (
+                "_CHANGE_SEQUENCE_NUMBER".to_string(),
+                4,
+                Type::String,
+                Label::Optional
+            ),
+        ]
+    );
+    let mut enc = RowEncoder::new(schema);
+    let mut buf = Vec::new();
+    let seq = ChangeSequence::from([1, 0xAB]);
+    enc.encode_change(
+        &Row {
+            id: 7,
+            name: Some("x"),
+        },
+        ChangeType::Upsert,
+        Some(&seq),
+        &mut buf,
+    )
+    .unwrap();
+    assert_eq!(
+        ChangePb::decode(buf.as_slice()).unwrap(),
+        ChangePb {
+            id: 7,
+            name: Some("x".into()),
+            change_type: Some("UPSERT".into()),
+            change_sequence: Some("1/AB".into()),
+        }
+    );
+    let mut buf = Vec::new();
+    enc.encode_change(
+        &Row { id: 8, name: None },
+        ChangeType::Delete,
+        None,
+        &mut buf,
+    )
+    .unwrap();
+    assert_eq!(
+        ChangePb::decode(buf.as_slice()).unwrap(),
+        ChangePb {
+            id: 8,
+            name: None,
+            change_type: Some("DELETE".into()),
+            change_sequence: None,
+        }
+    );
+    // A row that does not fit leaves the buffer as it was, pseudo-columns included.
+    let mut buf = vec![1, 2];
+    #[derive(Serialize)]
+    struct NoId {
+        name: &'static str,
+    }
+    assert!(
+        enc.encode_change(
+            &NoId { name: "x" },
+            ChangeType::Upsert,
+            Some(&seq),
+            &mut buf
+        )
+        .is_err()
+    );
+    assert_eq!(buf, [1, 2]);
+}

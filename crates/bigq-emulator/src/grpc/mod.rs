@@ -7,6 +7,7 @@
 //! a small router that matches the method path, so no code is generated here.
 
 pub(crate) mod arrow;
+mod changes;
 pub(crate) mod read;
 mod router;
 mod service;

@@ -3,16 +3,21 @@
 //! visibility rules: the `_default` stream and COMMITTED streams write into the table at
 //! once, BUFFERED streams up to the flushed offset, PENDING streams when committed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use arrow_ipc::reader::StreamReader;
-use bigq_codec::proto::{CompileError, DecodeError, RowsDecoder};
+use bigq_codec::proto::{
+    CHANGE_SEQUENCE_COLUMN, CHANGE_TYPE_COLUMN, CompileError, DecodeError, RowsDecoder,
+    is_change_column,
+};
 use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
 use datafusion::arrow::array::{Array, new_null_array};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use gcloud_sdk::google::cloud::bigquery::storage::v1 as pb;
 use gcloud_sdk::google::rpc::Status as RpcStatus;
 use gcloud_sdk::prost_types::DescriptorProto;
@@ -25,6 +30,7 @@ use pb::{
 };
 use tonic::{Code, Status};
 
+use super::changes::{self, ChangeColumns, KeyLog};
 use super::service::status;
 use crate::catalog::{Table, TableRef};
 use crate::error::BqError;
@@ -59,6 +65,8 @@ pub struct WriteService {
     app: Arc<AppState>,
     faults: Arc<Faults>,
     streams: Mutex<HashMap<String, Stream>>,
+    /// Per table written with change rows, the sequence number of each key's last change.
+    keys: Mutex<HashMap<TableRef, KeyLog>>,
 }
 
 fn timestamp(t: SystemTime) -> gcloud_sdk::prost_types::Timestamp {
@@ -164,16 +172,69 @@ pub enum WriterSchema {
 pub struct ProtoWriter {
     desc: DescriptorProto,
     decoder: Option<RowsDecoder>,
+    /// Whether the descriptor declares `_CHANGE_TYPE` or `_CHANGE_SEQUENCE_NUMBER`.
+    changes: bool,
 }
 
 impl ProtoWriter {
     /// A writer schema whose decoder is compiled on first use.
     pub fn new(desc: DescriptorProto) -> ProtoWriter {
+        let changes = desc.field.iter().any(|f| is_change_column(f.name()));
         ProtoWriter {
             desc,
             decoder: None,
+            changes,
         }
     }
+}
+
+/// The columns rows are decoded into: the table's, then the change pseudo-columns (as
+/// STRING) when the writer declares them and the table has no columns of their names.
+fn decode_columns(
+    table: &Table,
+    changes: bool,
+) -> Result<(Cow<'_, [TableFieldSchema]>, SchemaRef), String> {
+    if !changes {
+        return Ok((Cow::Borrowed(&table.schema), table.arrow_schema.clone()));
+    }
+    let mut columns = table.schema.clone();
+    for name in [CHANGE_TYPE_COLUMN, CHANGE_SEQUENCE_COLUMN] {
+        if !columns.iter().any(|c| c.name.eq_ignore_ascii_case(name)) {
+            columns.push(TableFieldSchema::new(name, FieldType::String));
+        }
+    }
+    let schema = crate::sql::types::arrow_schema(&columns).map_err(|e| e.message)?;
+    Ok((Cow::Owned(columns), Arc::new(schema)))
+}
+
+/// A decoded batch split into the table's columns and the change pseudo-columns.
+fn split_changes(
+    table: &Table,
+    batch: RecordBatch,
+) -> Result<(RecordBatch, ChangeColumns), String> {
+    let n = table.schema.len();
+    let pseudo = |name: &str| {
+        batch
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .skip(n)
+            .find(|(_, f)| f.name().eq_ignore_ascii_case(name))
+            .map(|(i, _)| batch.column(i).clone())
+    };
+    let changes = ChangeColumns {
+        change_type: pseudo(CHANGE_TYPE_COLUMN),
+        sequence: pseudo(CHANGE_SEQUENCE_COLUMN),
+    };
+    if batch.num_columns() == n {
+        return Ok((batch, changes));
+    }
+    let columns = batch.columns().iter().take(n).cloned().collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let rows = RecordBatch::try_new_with_options(table.arrow_schema.clone(), columns, &options)
+        .map_err(|e| e.to_string())?;
+    Ok((rows, changes))
 }
 
 /// Why a request appended nothing.
@@ -278,7 +339,7 @@ fn proto_batch(
     serialized: &[Vec<u8>],
     fill: &[Option<Box<str>>],
     name: &str,
-) -> Result<RecordBatch, Failure> {
+) -> Result<(RecordBatch, ChangeColumns), Failure> {
     if serialized.is_empty() {
         return Err(Failure {
             code: Code::InvalidArgument,
@@ -286,20 +347,27 @@ fn proto_batch(
             row_errors: Vec::new(),
         });
     }
+    let unsupported = |m: String| Failure {
+        code: Code::InvalidArgument,
+        message: format!("Unsupported by bigq-emulator: {m} Entity: {name}"),
+        row_errors: Vec::new(),
+    };
+    let (columns, arrow_schema) = decode_columns(table, writer.changes).map_err(unsupported)?;
     let decoder = match &mut writer.decoder {
-        Some(d) if d.is_for(&table.schema, &table.arrow_schema) => d,
+        Some(d) if d.is_for(&columns, &arrow_schema) => d,
         slot => {
             // None, or compiled for an older schema of the table: (re)compiled.
             *slot = None;
-            let d = RowsDecoder::new(&writer.desc, &table.schema, table.arrow_schema.clone())
-                .map_err(|e| match e {
+            let d = RowsDecoder::new(&writer.desc, &columns, arrow_schema.clone()).map_err(
+                |e| match e {
                     CompileError::ExtraField(f) => extra_field(name, &f),
                     CompileError::Unsupported(m) => Failure {
                         code: Code::InvalidArgument,
                         message: format!("Unsupported by bigq-emulator: {m} Entity: {name}"),
                         row_errors: Vec::new(),
                     },
-                })?;
+                },
+            )?;
             slot.insert(d)
         }
     };
@@ -308,23 +376,31 @@ fn proto_batch(
         // Its builders hold part of the failed request: compile afresh next time.
         writer.decoder = None;
     }
-    result.map_err(|e| match e {
-        DecodeError::Rows(rows) => rows_failed(
-            name,
-            rows.into_iter()
-                .map(|(i, message)| RowError {
-                    index: i as i64,
-                    code: RowErrorCode::FieldsError as i32,
-                    message,
-                })
-                .collect(),
-        ),
-        DecodeError::Batch(m) => Failure {
-            code: Code::Internal,
-            message: format!("Rows do not fit the table: {m} Entity: {name}"),
-            row_errors: Vec::new(),
-        },
-    })
+    result
+        .map_err(|e| match e {
+            DecodeError::Rows(rows) => rows_failed(
+                name,
+                rows.into_iter()
+                    .map(|(i, message)| RowError {
+                        index: i as i64,
+                        code: RowErrorCode::FieldsError as i32,
+                        message,
+                    })
+                    .collect(),
+            ),
+            DecodeError::Batch(m) => Failure {
+                code: Code::Internal,
+                message: format!("Rows do not fit the table: {m} Entity: {name}"),
+                row_errors: Vec::new(),
+            },
+        })
+        .and_then(|batch| {
+            split_changes(table, batch).map_err(|m| Failure {
+                code: Code::Internal,
+                message: format!("Rows do not fit the table: {m} Entity: {name}"),
+                row_errors: Vec::new(),
+            })
+        })
 }
 
 /// An Arrow record batch (IPC, with the connection's writer schema) in the table's layout:
@@ -334,7 +410,7 @@ fn arrow_batch(
     schema_bytes: &[u8],
     batch_bytes: Vec<u8>,
     name: &str,
-) -> Result<RecordBatch, Failure> {
+) -> Result<(RecordBatch, ChangeColumns), Failure> {
     let invalid = |what: String| Failure {
         code: Code::InvalidArgument,
         message: format!("{what} Entity: {name}"),
@@ -354,14 +430,28 @@ fn arrow_batch(
         )));
     };
     let src = batch.schema();
-    if let Some(extra) = src.fields().iter().find(|f| {
-        !table
-            .schema
-            .iter()
-            .any(|c| c.name.eq_ignore_ascii_case(f.name()))
-    }) {
+    let in_table = |f: &str| table.schema.iter().any(|c| c.name.eq_ignore_ascii_case(f));
+    if let Some(extra) = src
+        .fields()
+        .iter()
+        .find(|f| !in_table(f.name()) && !is_change_column(f.name()))
+    {
         return Err(extra_field(name, extra.name()));
     }
+    let pseudo = |column: &str| {
+        (!in_table(column))
+            .then(|| {
+                src.fields()
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(column))
+            })
+            .flatten()
+            .map(|i| batch.column(i).clone())
+    };
+    let changes = ChangeColumns {
+        change_type: pseudo(CHANGE_TYPE_COLUMN),
+        sequence: pseudo(CHANGE_SEQUENCE_COLUMN),
+    };
     let n = batch.num_rows();
     let mut columns = Vec::with_capacity(table.schema.len());
     let mut row_errors = Vec::new();
@@ -403,7 +493,9 @@ fn arrow_batch(
         row_errors.sort_by_key(|e| e.index);
         return Err(rows_failed(name, row_errors));
     }
-    RecordBatch::try_new(table.arrow_schema.clone(), columns)
+    let options = RecordBatchOptions::new().with_row_count(Some(n));
+    RecordBatch::try_new_with_options(table.arrow_schema.clone(), columns, &options)
+        .map(|rows| (rows, changes))
         .map_err(|e| invalid(format!("Rows do not fit the table: {e}.")))
 }
 
@@ -414,6 +506,7 @@ impl WriteService {
             app,
             faults,
             streams: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
         }
     }
 
@@ -429,6 +522,30 @@ impl WriteService {
         self.app.catalog.update(|w| {
             let mut table = (*w.table(t)?).clone();
             table.batches.extend(batches);
+            w.put_table(t, table)
+        })
+    }
+
+    /// Merges change rows into the catalog table by its primary key `key`, under the
+    /// catalog's write lock: the whole request at once, visible to queries at once.
+    fn publish_changes(
+        &self,
+        t: &TableRef,
+        key: &[usize],
+        batch: &RecordBatch,
+        changes: &[changes::Change],
+    ) -> Result<(), BqError> {
+        self.app.catalog.update(|w| {
+            let mut table = (*w.table(t)?).clone();
+            if table.arrow_schema != batch.schema() {
+                return Err(BqError::invalid(format!(
+                    "The schema of table {t} changed while the rows were being appended; send them again."
+                )));
+            }
+            let mut logs = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            let log = logs.entry(t.clone()).or_default();
+            table.batches = changes::merge(&table, key, log, batch, changes)
+                .map_err(|e| BqError::internal(format!("Change rows not merged: {e}")))?;
             w.put_table(t, table)
         })
     }
@@ -778,11 +895,77 @@ impl WriteService {
                 row_errors: Vec::new(),
             }),
         };
-        let batch = match batch {
+        let (batch, change_columns) = match batch {
             Ok(b) => b,
             Err(f) => return fail(f.code, f.message, f.row_errors),
         };
         let n = batch.num_rows() as u64;
+        let changes = match changes::parse(&change_columns, batch.num_rows()) {
+            Ok(c) => c,
+            Err(rows) => {
+                let rows = rows
+                    .into_iter()
+                    .map(|(i, message)| RowError {
+                        index: i as i64,
+                        code: RowErrorCode::FieldsError as i32,
+                        message,
+                    })
+                    .collect();
+                let f = rows_failed(&name, rows);
+                return fail(f.code, f.message, f.row_errors);
+            }
+        };
+        // Change rows: only on the `_default` stream, and only to a table with a primary key.
+        let change_key = match changes::first_change(&changes) {
+            None => None,
+            Some(kind) if !is_default => {
+                return fail(
+                    Code::InvalidArgument,
+                    format!(
+                        "The given value is not a valid CHANGE_TYPE in insert mode: {kind} Entity: {name}"
+                    ),
+                    Vec::new(),
+                );
+            }
+            Some(_) => match changes::primary_key(&table) {
+                Ok(Some(key)) => Some(key),
+                Ok(None) => {
+                    return fail(
+                        Code::InvalidArgument,
+                        format!(
+                            "{CHANGE_TYPE_COLUMN} is only supported on tables with a primary key; table {t} has none. Entity: {name}"
+                        ),
+                        Vec::new(),
+                    );
+                }
+                Err(m) => {
+                    return fail(
+                        Code::InvalidArgument,
+                        format!("{m} Entity: {name}"),
+                        Vec::new(),
+                    );
+                }
+            },
+        };
+        if let Some(key) = change_key {
+            if req.offset.is_some() {
+                return fail(
+                    Code::InvalidArgument,
+                    format!("Offset is not supported on the default stream. Entity: {name}"),
+                    Vec::new(),
+                );
+            }
+            if let Err(e) = self.publish_changes(&t, &key, &batch, &changes) {
+                return fail(status(&e).code(), e.message, Vec::new());
+            }
+            return AppendRowsResponse {
+                write_stream: name.clone(),
+                response: Some(append_rows_response::Response::AppendResult(
+                    append_rows_response::AppendResult { offset: None },
+                )),
+                ..Default::default()
+            };
+        }
         if is_default {
             if req.offset.is_some() {
                 return fail(
@@ -863,6 +1046,12 @@ impl WriteService {
     /// the others hold.
     pub fn sweep(&self, expiry: &Expiry) -> usize {
         let now = Instant::now();
+        {
+            // The sequence numbers of tables since dropped.
+            let catalog = self.app.catalog.read();
+            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            keys.retain(|t, _| catalog.table(t).is_ok());
+        }
         let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
         streams.retain(|_, s| {
             !(s.done_at

@@ -659,3 +659,237 @@ async fn missing_value_interpretations_fill_absent_columns_with_defaults() {
         ]
     );
 }
+
+/// Table `ds.k (id INT64 REQUIRED, name STRING)` with primary key `id`.
+async fn keyed_table(ctx: &Ctx) {
+    ctx.rest
+        .post_ok(
+            "/datasets/ds/tables",
+            json!({
+                "tableReference": {"projectId": "p", "datasetId": "ds", "tableId": "k"},
+                "schema": {"fields": [
+                    {"name": "id", "type": "INTEGER", "mode": "REQUIRED"},
+                    {"name": "name", "type": "STRING"},
+                ]},
+                "tableConstraints": {"primaryKey": {"columns": ["id"]}},
+            }),
+        )
+        .await;
+}
+
+/// The descriptor of change rows of `ds.k` (or `ds.t`'s first two columns).
+fn change_descriptor() -> DescriptorProto {
+    DescriptorProto {
+        name: Some("Change".into()),
+        field: vec![
+            field("id", 1, Type::Int64, Label::Optional),
+            field("name", 2, Type::String, Label::Optional),
+            field("_CHANGE_TYPE", 3, Type::String, Label::Optional),
+            field("_CHANGE_SEQUENCE_NUMBER", 4, Type::String, Label::Optional),
+        ],
+        ..Default::default()
+    }
+}
+
+/// A change row: id, name, `_CHANGE_TYPE`, `_CHANGE_SEQUENCE_NUMBER` when given.
+fn change_row(id: i64, name: &str, kind: &str, seq: Option<&str>) -> Vec<u8> {
+    let mut m = Vec::new();
+    varint(&mut m, 1 << 3);
+    varint(&mut m, id as u64);
+    len_field(&mut m, 2, name.as_bytes());
+    len_field(&mut m, 3, kind.as_bytes());
+    if let Some(s) = seq {
+        len_field(&mut m, 4, s.as_bytes());
+    }
+    m
+}
+
+fn change_request(stream: &str, offset: Option<i64>, rows: Vec<Vec<u8>>) -> AppendRowsRequest {
+    AppendRowsRequest {
+        write_stream: stream.into(),
+        offset,
+        rows: Some(append_rows_request::Rows::ProtoRows(
+            append_rows_request::ProtoData {
+                writer_schema: Some(ProtoSchema {
+                    proto_descriptor: Some(change_descriptor()),
+                }),
+                rows: Some(ProtoRows {
+                    serialized_rows: rows,
+                }),
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+fn error_message(r: &AppendRowsResponse) -> &str {
+    match &r.response {
+        Some(append_rows_response::Response::Error(s)) => &s.message,
+        other => panic!("not an error: {other:?}"),
+    }
+}
+
+async fn keyed_rows(ctx: &Ctx) -> Vec<(String, String)> {
+    let v = ctx.query("SELECT id, name FROM ds.k ORDER BY id").await;
+    v["rows"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let s = |i: usize| r["f"][i]["v"].as_str().unwrap_or("NULL").to_string();
+                    (s(0), s(1))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn change_rows_merge_by_primary_key_on_the_default_stream() {
+    let ctx = Ctx::new().await;
+    keyed_table(&ctx).await;
+    let default = "projects/p/datasets/ds/tables/k/streams/_default";
+    let (rs, end) = ctx
+        .append(vec![
+            change_request(
+                default,
+                None,
+                vec![
+                    change_row(1, "a", "UPSERT", Some("1")),
+                    change_row(2, "b", "UPSERT", Some("1")),
+                    change_row(3, "c", "UPSERT", None),
+                ],
+            ),
+            change_request(
+                default,
+                None,
+                vec![
+                    change_row(1, "a2", "UPSERT", Some("2")),
+                    // Lower than the current row's: ignored.
+                    change_row(2, "", "DELETE", Some("0")),
+                    change_row(3, "", "DELETE", None),
+                    // No such key: no change.
+                    change_row(9, "", "DELETE", Some("5")),
+                ],
+            ),
+        ])
+        .await;
+    end.unwrap();
+    assert!(rs.iter().all(|r| offset(r).is_none()), "{rs:?}");
+    assert_eq!(
+        keyed_rows(&ctx).await,
+        [("1".into(), "a2".into()), ("2".into(), "b".into())]
+    );
+    // The deleted key 9 keeps its number: an older upsert of it is ignored.
+    let (rs, _) = ctx
+        .append(vec![change_request(
+            default,
+            None,
+            vec![
+                change_row(9, "old", "UPSERT", Some("4")),
+                change_row(2, "b2", "UPSERT", Some("1/0")),
+            ],
+        )])
+        .await;
+    offset(&rs[0]);
+    assert_eq!(
+        keyed_rows(&ctx).await,
+        [("1".into(), "a2".into()), ("2".into(), "b2".into())]
+    );
+}
+
+#[tokio::test]
+async fn change_rows_are_refused_as_bigquery_refuses_them() {
+    let ctx = Ctx::new().await;
+    keyed_table(&ctx).await;
+    let default = "projects/p/datasets/ds/tables/k/streams/_default";
+
+    // A _CHANGE_TYPE other than UPSERT or DELETE, and a malformed sequence number: row
+    // errors, and nothing of the request is written.
+    let (rs, _) = ctx
+        .append(vec![change_request(
+            default,
+            None,
+            vec![
+                change_row(1, "a", "UPSERT", None),
+                change_row(2, "b", "INSERT", None),
+                change_row(3, "c", "UPSERT", Some("1/2/3/4/5")),
+            ],
+        )])
+        .await;
+    assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    let rows: Vec<_> = rs[0].row_errors.iter().map(|e| e.index).collect();
+    assert_eq!(rows, [1, 2]);
+    assert!(
+        rs[0].row_errors[0]
+            .message
+            .contains("not a valid CHANGE_TYPE: INSERT"),
+        "{:?}",
+        rs[0].row_errors
+    );
+    assert!(keyed_rows(&ctx).await.is_empty());
+
+    // A table without a primary key (`ds.t`).
+    let (rs, _) = ctx
+        .append(vec![change_request(
+            &format!("{TABLE}/streams/_default"),
+            None,
+            vec![change_row(1, "a", "UPSERT", None)],
+        )])
+        .await;
+    assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32);
+    assert!(error_message(&rs[0]).contains("primary key"), "{rs:?}");
+    assert!(ctx.ids().await.is_empty());
+
+    // Streams other than `_default`: BigQuery's "insert mode" error, nothing written.
+    for kind in [
+        write_stream::Type::Committed,
+        write_stream::Type::Pending,
+        write_stream::Type::Buffered,
+    ] {
+        let s = ctx
+            .rpc
+            .clone()
+            .create_write_stream(CreateWriteStreamRequest {
+                parent: "projects/p/datasets/ds/tables/k".into(),
+                write_stream: Some(WriteStream {
+                    r#type: kind as i32,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let (rs, _) = ctx
+            .append(vec![change_request(
+                &s.name,
+                Some(0),
+                vec![change_row(1, "a", "DELETE", None)],
+            )])
+            .await;
+        assert_eq!(error_code(&rs[0]), Code::InvalidArgument as i32, "{kind:?}");
+        assert!(
+            error_message(&rs[0])
+                .contains("The given value is not a valid CHANGE_TYPE in insert mode: DELETE"),
+            "{kind:?}: {rs:?}"
+        );
+    }
+    assert!(keyed_rows(&ctx).await.is_empty());
+
+    // Rows with the pseudo-columns declared but no _CHANGE_TYPE set are plain appends.
+    let mut plain = Vec::new();
+    varint(&mut plain, 1 << 3);
+    varint(&mut plain, 5);
+    let (rs, _) = ctx
+        .append(vec![change_request(
+            default,
+            None,
+            vec![plain.clone(), plain],
+        )])
+        .await;
+    offset(&rs[0]);
+    assert_eq!(
+        keyed_rows(&ctx).await,
+        [("5".into(), "NULL".into()), ("5".into(), "NULL".into())]
+    );
+}

@@ -11,7 +11,10 @@
 //! while the writer is open is taken up when BigQuery reports the new schema or a row
 //! carries it. Arrow `RecordBatch`es go in as they are with
 //! [`Writer::append_batch`] (the API's `arrow_rows` format), split into requests under the
-//! same limit; the two formats may be mixed on one writer.
+//! same limit; the two formats may be mixed on one writer. On the `_default` stream of a
+//! table with a primary key, [`Writer::upsert`], [`Writer::delete`] and
+//! [`Writer::append_changes`] write BigQuery's change data capture rows (`_CHANGE_TYPE`,
+//! `_CHANGE_SEQUENCE_NUMBER`), merged into the table by its key.
 //!
 //! What each stream type guarantees:
 //!
@@ -75,6 +78,7 @@
 //! ```
 
 mod builder;
+mod change;
 mod options;
 mod schema;
 mod summary;
@@ -87,6 +91,7 @@ mod tests;
 pub use crate::error::RowError;
 pub use bigq_codec::proto::NumericEncoding;
 pub use builder::WriteBuilder;
+pub use change::{CHANGE_SEQUENCE_COLUMN, CHANGE_TYPE_COLUMN, Change, ChangeSequence, ChangeType};
 pub use options::{
     DEFAULT_MAX_BATCH_DELAY, DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_BYTES, MAX_REQUEST_BYTES,
     MissingValue,

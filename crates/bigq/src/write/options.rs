@@ -37,6 +37,16 @@ impl StreamKind {
         self != StreamKind::Default
     }
 
+    /// The stream type as BigQuery names it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            StreamKind::Default => "_default",
+            StreamKind::Committed => "COMMITTED",
+            StreamKind::Pending => "PENDING",
+            StreamKind::Buffered => "BUFFERED",
+        }
+    }
+
     pub(crate) fn proto(self) -> write_stream::Type {
         match self {
             StreamKind::Default | StreamKind::Committed => write_stream::Type::Committed,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use bigq_codec::proto::{ProtoOptions, RowEncoder, WriteSchema};
+use bigq_codec::proto::{ProtoOptions, RowEncoder, WriteSchema, is_change_column};
 use futures::StreamExt;
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
     AppendRowsRequest, AppendRowsResponse, ArrowRecordBatch, ArrowSchema,
@@ -23,6 +23,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tonic::{Code, Status};
 
+use super::change::{Change, ChangeSequence};
 use super::options::StreamKind;
 use super::schema::from_storage_schema;
 use super::summary::WriteSummary;
@@ -365,6 +366,259 @@ impl Writer {
         self.core.lock().await.append(rows).await
     }
 
+    /// Upserts `row` by the table's primary key: inserts it, or replaces the row with its
+    /// key (BigQuery's change data capture, `_CHANGE_TYPE` `UPSERT`). Without a sequence
+    /// number, the later change of a key wins.
+    ///
+    /// Change rows go only to the `_default` stream of a table with a primary key: on any
+    /// other stream this is an [`ErrorKind::Config`] error and nothing is sent; BigQuery
+    /// refuses them on a table without a primary key (an [`ErrorKind::Api`] error,
+    /// INVALID_ARGUMENT, from the flush that sends them). The first change row switches
+    /// the writer schema to one with the `_CHANGE_TYPE` and `_CHANGE_SEQUENCE_NUMBER`
+    /// pseudo-columns; rows of [`append`](Self::append) after it are plain appends.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # let table = bigq::admin::Table::new("ds.people", schema).with_primary_key(["id"]);
+    /// # client.create_table(table).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let person = |id: i64, name: &str| Person { id, name: Some(name.to_string()) };
+    /// # #[derive(serde::Serialize)]
+    /// # struct Id { id: i64 }
+    /// # let people = |client: bigq::Client| async move {
+    /// #     client.query("SELECT id, name FROM ds.people ORDER BY id").fetch_all::<(i64, Option<String>)>().await
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.upsert(&person(1, "ada")).await?;
+    /// writer.upsert(&person(2, "bob")).await?;
+    /// writer.upsert(&person(1, "ada lovelace")).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(
+    ///     people(client.clone()).await?,
+    ///     [(1, Some("ada lovelace".into())), (2, Some("bob".into()))]
+    /// );
+    /// // Not on a PENDING stream.
+    /// let mut pending = client.write("ds.people").pending().open().await?;
+    /// let e = pending.upsert(&person(3, "cy")).await.unwrap_err();
+    /// assert_eq!(e.kind(), bigq::ErrorKind::Config);
+    /// # Ok(()) }
+    /// ```
+    pub async fn upsert<T: Serialize>(&mut self, row: &T) -> Result<()> {
+        self.append_changes(std::slice::from_ref(&Change::upsert(row)))
+            .await
+    }
+
+    /// Deletes the row with the primary key of `key` (`_CHANGE_TYPE` `DELETE`): a row with
+    /// the key columns (and the table's REQUIRED columns). A key with no row is no change.
+    /// As [`upsert`](Self::upsert), only on the `_default` stream.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # let table = bigq::admin::Table::new("ds.people", schema).with_primary_key(["id"]);
+    /// # client.create_table(table).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let person = |id: i64, name: &str| Person { id, name: Some(name.to_string()) };
+    /// # #[derive(serde::Serialize)]
+    /// # struct Id { id: i64 }
+    /// # let people = |client: bigq::Client| async move {
+    /// #     client.query("SELECT id, name FROM ds.people ORDER BY id").fetch_all::<(i64, Option<String>)>().await
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.upsert(&person(1, "ada")).await?;
+    /// writer.upsert(&person(2, "bob")).await?;
+    /// writer.delete(&Id { id: 1 }).await?;
+    /// writer.delete(&Id { id: 99 }).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(people(client).await?, [(2, Some("bob".into()))]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete<T: Serialize>(&mut self, key: &T) -> Result<()> {
+        self.append_changes(std::slice::from_ref(&Change::delete(key)))
+            .await
+    }
+
+    /// Upserts `row` with a `_CHANGE_SEQUENCE_NUMBER`: among the changes of one key the
+    /// highest sequence number wins, whatever order they arrive in, and a change below the
+    /// key's current number is ignored. `sequence` is a [`ChangeSequence`]:
+    /// a `u64`, an array of up to four `u64` sections, or BigQuery's text parsed with
+    /// `str::parse`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # let table = bigq::admin::Table::new("ds.people", schema).with_primary_key(["id"]);
+    /// # client.create_table(table).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let person = |id: i64, name: &str| Person { id, name: Some(name.to_string()) };
+    /// # #[derive(serde::Serialize)]
+    /// # struct Id { id: i64 }
+    /// # let people = |client: bigq::Client| async move {
+    /// #     client.query("SELECT id, name FROM ds.people ORDER BY id").fetch_all::<(i64, Option<String>)>().await
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.upsert_with_sequence(&person(1, "third"), 3).await?;
+    /// writer.upsert_with_sequence(&person(1, "first"), 1).await?;
+    /// writer.upsert_with_sequence(&person(2, "b"), [1, 0xFF]).await?;
+    /// let seq: bigq::write::ChangeSequence = "1/fe".parse()?;
+    /// writer.upsert_with_sequence(&person(2, "a"), seq).await?;
+    /// writer.flush().await?;
+    /// assert_eq!(
+    ///     people(client).await?,
+    ///     [(1, Some("third".into())), (2, Some("b".into()))]
+    /// );
+    /// # Ok(()) }
+    /// ```
+    pub async fn upsert_with_sequence<T: Serialize>(
+        &mut self,
+        row: &T,
+        sequence: impl Into<ChangeSequence>,
+    ) -> Result<()> {
+        let change = Change::upsert(row).with_sequence(sequence);
+        self.append_changes(std::slice::from_ref(&change)).await
+    }
+
+    /// Deletes the row with the primary key of `key`, with a `_CHANGE_SEQUENCE_NUMBER`: it
+    /// is ignored if the key's current row has a higher one, and an upsert of the key with
+    /// a lower one arriving later does not bring the row back.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # let table = bigq::admin::Table::new("ds.people", schema).with_primary_key(["id"]);
+    /// # client.create_table(table).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let person = |id: i64, name: &str| Person { id, name: Some(name.to_string()) };
+    /// # #[derive(serde::Serialize)]
+    /// # struct Id { id: i64 }
+    /// # let people = |client: bigq::Client| async move {
+    /// #     client.query("SELECT id, name FROM ds.people ORDER BY id").fetch_all::<(i64, Option<String>)>().await
+    /// # };
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer.upsert_with_sequence(&person(1, "ada"), 5).await?;
+    /// writer.delete_with_sequence(&Id { id: 1 }, 4).await?; // older: ignored
+    /// writer.upsert_with_sequence(&person(2, "bob"), 5).await?;
+    /// writer.delete_with_sequence(&Id { id: 2 }, 6).await?;
+    /// writer.upsert_with_sequence(&person(2, "late"), 2).await?; // older than the delete
+    /// writer.flush().await?;
+    /// assert_eq!(people(client).await?, [(1, Some("ada".into()))]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_with_sequence<T: Serialize>(
+        &mut self,
+        key: &T,
+        sequence: impl Into<ChangeSequence>,
+    ) -> Result<()> {
+        let change = Change::delete(key).with_sequence(sequence);
+        self.append_changes(std::slice::from_ref(&change)).await
+    }
+
+    /// Encodes change rows (upserts and deletes, each with an optional sequence number)
+    /// and queues them, as [`append`](Self::append) does rows: a row that does not fit the
+    /// schema is an [`ErrorKind::Encode`] error naming its index, and none is written.
+    /// As [`upsert`](Self::upsert), only on the `_default` stream.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> bigq::Result<()> {
+    /// # let emulator = bigq_emulator::Emulator::start().await.unwrap();
+    /// # let client = bigq::Client::builder()
+    /// #     .with_project(emulator.project())
+    /// #     .with_emulator(emulator.rest_endpoint())
+    /// #     .with_emulator_grpc(emulator.grpc_endpoint())
+    /// #     .build()
+    /// #     .await?;
+    /// # client.create_dataset(bigq::admin::Dataset::new("ds")).await?;
+    /// # use bigq::schema::{FieldMode, FieldType, TableFieldSchema, TableSchema};
+    /// # let schema = TableSchema::new(vec![
+    /// #     TableFieldSchema::new("id", FieldType::Int64).with_mode(FieldMode::Required),
+    /// #     TableFieldSchema::new("name", FieldType::String),
+    /// # ]);
+    /// # let table = bigq::admin::Table::new("ds.people", schema).with_primary_key(["id"]);
+    /// # client.create_table(table).await?;
+    /// # #[derive(serde::Serialize)]
+    /// # struct Person { id: i64, name: Option<String> }
+    /// # let person = |id: i64, name: &str| Person { id, name: Some(name.to_string()) };
+    /// # #[derive(serde::Serialize)]
+    /// # struct Id { id: i64 }
+    /// # let people = |client: bigq::Client| async move {
+    /// #     client.query("SELECT id, name FROM ds.people ORDER BY id").fetch_all::<(i64, Option<String>)>().await
+    /// # };
+    /// use bigq::write::Change;
+    /// let mut writer = client.write("ds.people").open().await?;
+    /// writer
+    ///     .append_changes(&[
+    ///         Change::upsert(person(1, "ada")).with_sequence(1),
+    ///         Change::upsert(person(2, "bob")).with_sequence(1),
+    ///         Change::upsert(person(1, "ada l.")).with_sequence(2),
+    ///         Change::delete(person(2, "")).with_sequence(2),
+    ///     ])
+    ///     .await?;
+    /// writer.finish().await?;
+    /// assert_eq!(people(client).await?, [(1, Some("ada l.".into()))]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn append_changes<T: Serialize>(&mut self, changes: &[Change<T>]) -> Result<()> {
+        self.core.lock().await.append_changes(changes).await
+    }
+
     /// Appends an Arrow record batch (the Storage Write API's `arrow_rows` format), sent as
     /// one request or, when its IPC encoding is larger than `max_request_bytes`, as
     /// consecutive slices that each fit. Rows appended before with [`append`](Self::append)
@@ -377,6 +631,12 @@ impl Writer {
     /// TIMESTAMP); BigQuery's row errors come back with [`Error::row_errors`], numbered as
     /// the writer counts rows.
     ///
+    /// A batch may carry change rows in the pseudo-columns `_CHANGE_TYPE` (`UPSERT` or
+    /// `DELETE`, Utf8) and `_CHANGE_SEQUENCE_NUMBER` (Utf8, BigQuery's text form, see
+    /// [`ChangeSequence`]), merged by the table's primary key as
+    /// [`upsert`](Self::upsert) and [`delete`](Self::delete) are; a row whose
+    /// `_CHANGE_TYPE` is NULL is a plain append. As there, only on the `_default` stream
+    /// (elsewhere an [`ErrorKind::Config`] error, and nothing is sent).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -602,15 +862,60 @@ impl Core {
     }
 
     async fn append<T: Serialize>(&mut self, rows: &[T]) -> Result<()> {
+        self.append_with(|core| {
+            core.encode_each(rows, |encoder, row, buf| encoder.encode(row, buf))
+        })
+        .await
+    }
+
+    async fn append_changes<T: Serialize>(&mut self, changes: &[Change<T>]) -> Result<()> {
+        self.check_failed()?;
+        self.enable_changes()?;
+        self.append_with(|core| {
+            core.encode_each(changes, |encoder, c, buf| {
+                encoder.encode_change(&c.row, c.kind, c.sequence.as_ref(), buf)
+            })
+        })
+        .await
+    }
+
+    /// Refuses change rows on a stream other than `_default` (BigQuery takes them there
+    /// only); otherwise encodes later rows for a writer schema with the change
+    /// pseudo-columns, if it does not have them yet.
+    fn enable_changes(&mut self) -> Result<()> {
+        if self.cfg.kind != StreamKind::Default {
+            return Err(Error::config(format!(
+                "change rows (UPSERT, DELETE) are written only on the _default stream; this writer is on a {} stream",
+                self.cfg.kind.name()
+            )));
+        }
+        if self.cfg.encoder.schema().has_change_columns() {
+            return Ok(());
+        }
+        self.cfg.proto_options = self.cfg.proto_options.with_change_columns(true);
+        let table = self.cfg.encoder.schema().table_schema().clone();
+        let write_schema =
+            WriteSchema::with_options(&table, self.cfg.proto_options).map_err(Error::from)?;
+        self.cfg.encoder = RowEncoder::new(write_schema);
+        Ok(())
+    }
+
+    /// Encodes rows (with `encode`, given the output so far), queues them and sends every
+    /// request that fills up; a field the writer's schema lacks fetches the table schema
+    /// once and encodes again.
+    async fn append_with(
+        &mut self,
+        encode: impl Fn(&mut Core) -> Result<Vec<Vec<u8>>>,
+    ) -> Result<()> {
         self.check_failed()?;
         self.refresh_if_due().await?;
-        let encoded = match self.encode(rows) {
+        let encoded = match encode(self) {
             Ok(encoded) => encoded,
             // A field the writer's schema lacks may be a column added since: fetch the
             // table schema once, and encode again if it changed.
             // (A failed fetch leaves the encode error, which names the field.)
             Err(e) if self.lacks_field(&e) && matches!(self.refresh_schema().await, Ok(true)) => {
-                self.encode(rows)?
+                encode(self)?
             }
             Err(e) => return Err(e),
         };
@@ -648,18 +953,24 @@ impl Core {
         Ok(())
     }
 
-    /// `rows` encoded for the writer's schema, each within a request.
-    fn encode<T: Serialize>(&mut self, rows: &[T]) -> Result<Vec<Vec<u8>>> {
+    /// `items` encoded for the writer's schema by `encode_row`, each within a request.
+    fn encode_each<U>(
+        &mut self,
+        items: &[U],
+        mut encode_row: impl FnMut(
+            &mut RowEncoder,
+            &U,
+            &mut Vec<u8>,
+        ) -> std::result::Result<(), bigq_codec::CodecError>,
+    ) -> Result<Vec<Vec<u8>>> {
         let limit = self.cfg.max_request_bytes - REQUEST_OVERHEAD;
-        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
+        let mut encoded: Vec<Vec<u8>> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
             // Each row is its own buffer (ProtoRows holds one per row); sized like the last
             // one, rows of a table rarely grow it again.
             let hint = encoded.last().map_or(64, |b| b.len() + b.len() / 4);
             let mut buf = Vec::with_capacity(hint);
-            self.cfg
-                .encoder
-                .encode(row, &mut buf)
+            encode_row(&mut self.cfg.encoder, item, &mut buf)
                 .map_err(|e| Error::encode(e.with_row(i as u64)))?;
             if framed(buf.len()) > limit {
                 return Err(Error::new(
@@ -742,20 +1053,32 @@ impl Core {
     async fn append_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_failed()?;
         self.refresh_if_due().await?;
-        let missing = |core: &Core| {
+        let in_table = |core: &Core, name: &str| {
             let table = core.cfg.encoder.schema().table_schema();
+            table
+                .fields
+                .iter()
+                .any(|f| f.name.eq_ignore_ascii_case(name))
+        };
+        let missing = |core: &Core| {
             batch
                 .schema()
                 .fields()
                 .iter()
-                .find(|field| {
-                    !table
-                        .fields
-                        .iter()
-                        .any(|f| f.name.eq_ignore_ascii_case(field.name()))
-                })
+                .find(|field| !in_table(core, field.name()) && !is_change_column(field.name()))
                 .map(|field| field.name().clone())
         };
+        let has_changes = batch
+            .schema()
+            .fields()
+            .iter()
+            .any(|f| is_change_column(f.name()) && !in_table(self, f.name()));
+        if has_changes && self.cfg.kind != StreamKind::Default {
+            return Err(Error::config(format!(
+                "change rows (a _CHANGE_TYPE column) are written only on the _default stream; this writer is on a {} stream",
+                self.cfg.kind.name()
+            )));
+        }
         // A column the writer's schema lacks may have been added since: fetch the table
         // schema once before refusing it.
         let mut unknown = missing(self);
@@ -928,6 +1251,15 @@ impl Core {
             first_row,
             bytes,
         };
+        // With no connection and requests unconfirmed (a send failed), this one waits for
+        // the reconnection in `await_one`, which sends them all again in order: a new
+        // connection opened by this request alone would lose the ones before it, whose
+        // responses it would be taken for.
+        if self.connection.is_none() && !self.in_flight.is_empty() {
+            self.in_flight_bytes += bytes;
+            self.in_flight.push_back(sent);
+            return Ok(());
+        }
         if let Err(status) = self.send(&sent).await {
             // Queued anyway: the reconnection in `await_one` sends it again.
             self.connection = None;

@@ -7,6 +7,7 @@
 //! a release run).
 
 mod auth;
+mod cdc;
 mod deadlines;
 mod links;
 mod read;
