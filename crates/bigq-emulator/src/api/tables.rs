@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use bigq_codec::schema::TableFieldSchema;
+use bigq_codec::schema::{FieldMode, TableFieldSchema};
 
 use super::PageRequest;
-use crate::catalog::{Table, TableKind, TableRef, now_millis};
+use crate::catalog::{Table, TableKind, TableRef, now_millis, reshape};
 use crate::error::BqError;
 use crate::sql::exec::{QueryRequest, result_table};
 use crate::sql::names::NameContext;
@@ -29,8 +29,8 @@ pub struct TableSpec {
 pub struct TablePatch {
     /// `description` (`Some(None)` clears it).
     pub description: Option<Option<String>>,
-    /// A new schema: the same columns in the same order, plus new NULLABLE or REPEATED
-    /// columns at the end, as BigQuery allows.
+    /// A new schema: the same columns (matched by name), REQUIRED ones possibly relaxed to
+    /// NULLABLE, plus new NULLABLE or REPEATED columns, nested ones too, as BigQuery allows.
     pub schema: Option<Vec<TableFieldSchema>>,
     /// The other settable fields the body sets (see [`Table::options`]).
     pub options: serde_json::Map<String, serde_json::Value>,
@@ -151,40 +151,59 @@ pub fn get(s: &AppState, t: &TableRef) -> Result<Arc<Table>, BqError> {
     }
 }
 
-/// Checks that `new` only appends NULLABLE or REPEATED columns to `old`.
+/// Checks that `new` changes `old` only as BigQuery lets `tables.patch` do: columns added
+/// (at any depth, NULLABLE or REPEATED), REQUIRED relaxed to NULLABLE, descriptions changed.
+/// Columns are matched by name; a missing, retyped or otherwise re-moded column is refused
+/// with BigQuery's message, naming it by its path (`address.city`).
 fn check_schema_change(
     t: &TableRef,
     old: &[TableFieldSchema],
     new: &[TableFieldSchema],
+    prefix: &str,
 ) -> Result<(), BqError> {
-    for (i, f) in old.iter().enumerate() {
-        match new.get(i) {
-            Some(n) if n.name == f.name && n.field_type == f.field_type && n.mode() == f.mode() => {
-            }
-            Some(n) if n.name == f.name => {
-                return Err(BqError::invalid(format!(
-                    "Provided Schema does not match Table {t}. Field {} has changed type or mode",
-                    f.name
-                )));
-            }
-            _ => {
-                return Err(BqError::invalid(format!(
-                    "Provided Schema does not match Table {t}. Cannot add fields (field: {}) in place of existing ones; field {} is missing in new schema",
-                    new.get(i).map_or("", |n| n.name.as_str()),
-                    f.name
-                )));
-            }
+    let refuse = |what: String| {
+        BqError::invalid(format!("Provided Schema does not match Table {t}. {what}"))
+    };
+    for f in old {
+        let path = format!("{prefix}{}", f.name);
+        let Some(n) = new.iter().find(|n| n.name.eq_ignore_ascii_case(&f.name)) else {
+            return Err(refuse(format!("Field {path} is missing in new schema")));
+        };
+        if n.field_type != f.field_type {
+            return Err(refuse(format!(
+                "Field {path} has changed type from {} to {}",
+                f.field_type, n.field_type
+            )));
         }
+        let relaxed = f.mode() == FieldMode::Required && n.mode() == FieldMode::Nullable;
+        if n.mode() != f.mode() && !relaxed {
+            return Err(refuse(format!(
+                "Field {path} has changed mode from {} to {}",
+                mode_name(f.mode()),
+                mode_name(n.mode())
+            )));
+        }
+        check_schema_change(t, &f.fields, &n.fields, &format!("{path}."))?;
     }
-    for n in &new[old.len().min(new.len())..] {
-        if n.mode() == bigq_codec::schema::FieldMode::Required {
-            return Err(BqError::invalid(format!(
-                "Provided Schema does not match Table {t}. Cannot add required field {} to an existing table",
+    for n in new {
+        if !old.iter().any(|f| f.name.eq_ignore_ascii_case(&n.name))
+            && n.mode() == FieldMode::Required
+        {
+            return Err(refuse(format!(
+                "Cannot add required fields to an existing schema. (field: {prefix}{})",
                 n.name
             )));
         }
     }
     Ok(())
+}
+
+fn mode_name(m: FieldMode) -> &'static str {
+    match m {
+        FieldMode::Nullable => "NULLABLE",
+        FieldMode::Required => "REQUIRED",
+        FieldMode::Repeated => "REPEATED",
+    }
 }
 
 /// `tables.patch` / `tables.update`: the changed table. New columns read as NULL (or an
@@ -222,13 +241,10 @@ pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table
                 "Cannot change the schema of view {t}"
             )));
         }
-        check_schema_change(t, &table.schema, &schema)?;
+        check_schema_change(t, &table.schema, &schema, "")?;
         let mut grown = Table::new(schema)?;
-        grown.batches = table
-            .batches
-            .iter()
-            .map(|b| widen(b, &grown.arrow_schema))
-            .collect::<Result<_, _>>()?;
+        grown.batches = reshape(&table.batches, &grown.arrow_schema)?;
+        grown.kind = table.kind.clone();
         grown.creation_time = table.creation_time;
         grown.description = table.description.clone();
         grown.options = std::mem::take(&mut table.options);
@@ -241,20 +257,6 @@ pub fn patch(s: &AppState, t: &TableRef, change: TablePatch) -> Result<Arc<Table
     let patched = w.table(t)?;
     w.commit()?;
     Ok(patched)
-}
-
-/// A batch with the columns `schema` adds at the end filled with NULLs (or empty lists).
-fn widen(
-    b: &datafusion::arrow::record_batch::RecordBatch,
-    schema: &datafusion::arrow::datatypes::SchemaRef,
-) -> Result<datafusion::arrow::record_batch::RecordBatch, BqError> {
-    use datafusion::arrow::array::new_null_array;
-    let mut cols = b.columns().to_vec();
-    for f in schema.fields().iter().skip(cols.len()) {
-        cols.push(new_null_array(f.data_type(), b.num_rows()));
-    }
-    datafusion::arrow::record_batch::RecordBatch::try_new(schema.clone(), cols)
-        .map_err(|e| BqError::internal(format!("bigq-emulator cannot widen the table: {e}")))
 }
 
 /// `tables.delete`.

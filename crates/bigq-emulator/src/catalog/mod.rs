@@ -7,7 +7,9 @@ mod handle;
 mod model;
 mod persist;
 mod providers;
+mod reshape;
 
 pub use gate::{CommitGate, gated, gated_sync};
 pub use handle::{Catalog, WriteGuard};
 pub use model::{Dataset, Table, TableKind, TableRef, now_millis};
+pub use reshape::reshape;

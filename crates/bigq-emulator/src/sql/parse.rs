@@ -1,5 +1,6 @@
 //! GoogleSQL text to sqlparser statements, in BigQuery's dialect, after the rewrites that
-//! must happen in the text (RANGE syntax and typed array literals, which sqlparser does not know).
+//! must happen in the text (RANGE syntax and typed array literals, which sqlparser does not know;
+//! `ALTER TABLE .. SET OPTIONS`, which it knows as `SET (..)`).
 
 use datafusion::sql::sqlparser::ast;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -7,14 +8,20 @@ use datafusion::sql::sqlparser::parser::Parser;
 use crate::error::{BqError, BqResult};
 use crate::sql::dialect::GoogleSql;
 use crate::sql::rewrite::range::pre_parse;
-use crate::sql::rewrite::typed_arrays;
+use crate::sql::rewrite::{set_options, typed_arrays};
 
 /// Parses GoogleSQL (one statement or a script).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
     let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
     let sql = typed_arrays::pre_parse(&sql);
-    Parser::parse_sql(&GoogleSql::default(), &sql)
-        .map_err(|e| BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e))))
+    match Parser::parse_sql(&GoogleSql::default(), &sql) {
+        Ok(statements) => Ok(statements),
+        Err(e) => set_options::pre_parse(&sql)
+            .and_then(|retry| Parser::parse_sql(&GoogleSql::default(), &retry).ok())
+            .ok_or_else(|| {
+                BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e)))
+            }),
+    }
 }
 
 fn clean_parser_error(e: &datafusion::sql::sqlparser::parser::ParserError) -> String {

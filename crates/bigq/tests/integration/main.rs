@@ -11,6 +11,7 @@ mod bigquery_fake;
 mod bqemulator;
 mod deadlines;
 mod emulator;
+mod emulator_cdc;
 
 mod emulator_storage_read;
 mod emulator_storage_write;
@@ -22,4 +23,5 @@ mod schema_derive;
 mod storage_read;
 mod storage_write;
 mod table_options;
+mod table_sync;
 mod tracing_spans;

@@ -3,16 +3,17 @@
 
 use std::sync::Arc;
 
-use bigq_codec::schema::{FieldMode, TableFieldSchema};
-use datafusion::arrow::array::new_null_array;
+use bigq_codec::schema::{FieldMode, FieldType, TableFieldSchema};
+use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::{
-    self, AlterTableOperation, ColumnOption, ObjectType, RenameTableNameKind, SchemaName,
+    self, AlterColumnOperation, AlterTableOperation, ColumnOption, ObjectType, RenameTableNameKind,
+    SchemaName, SqlOption,
 };
 
 use super::engine::Engine;
 use super::output::{DdlInfo, QueryOutput, QueryRequest, conform, result_style, table_schema_of};
-use crate::catalog::{Dataset, Table, TableKind, TableRef};
+use crate::catalog::{Dataset, Table, TableKind, TableRef, reshape};
 use crate::error::{BqError, BqResult};
 use crate::sql::names::{NameContext, name_parts, resolve};
 use crate::sql::types;
@@ -106,6 +107,9 @@ impl Engine {
         if exists && !ct.or_replace {
             return Err(BqError::duplicate(format!("Already Exists: Table {t}")));
         }
+        if let Some(base) = &ct.clone {
+            return self.clone_table(&t, base, ct.snapshot, exists, req);
+        }
         let table = match ct.query {
             Some(q) => {
                 let (schema, batches) = self.plan_and_run(q, req, req.dry_run).await?;
@@ -150,6 +154,61 @@ impl Engine {
         if !req.dry_run {
             self.catalog.update(|w| w.create_table(&t, table, true))?;
         }
+        Ok(out)
+    }
+
+    /// `CREATE SNAPSHOT TABLE t CLONE base` and `CREATE TABLE t CLONE base`: a copy of the
+    /// base table's schema, rows, description and options, with BigQuery's
+    /// `snapshotDefinition` (or `cloneDefinition`) naming the base and the time taken.
+    fn clone_table(
+        &self,
+        t: &TableRef,
+        base: &ast::ObjectName,
+        snapshot: bool,
+        exists: bool,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let b = resolve(base, &req.names)?;
+        let src = self.catalog.read().table(&b)?;
+        if matches!(src.kind, TableKind::View { .. }) {
+            return Err(BqError::invalid_query(format!(
+                "Cannot clone or snapshot view {b}: only tables can be copied this way"
+            )));
+        }
+        let mut table = Table::new(src.schema.clone())?;
+        table.batches = src.batches.clone();
+        table.description = src.description.clone();
+        table.options = src.options.clone();
+        let taken = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let key = if snapshot {
+            ("snapshotDefinition", "snapshotTime")
+        } else {
+            ("cloneDefinition", "cloneTime")
+        };
+        table.options.insert(
+            key.0.into(),
+            serde_json::json!({
+                "baseTableReference": {
+                    "projectId": b.project,
+                    "datasetId": b.dataset,
+                    "tableId": b.table,
+                },
+                key.1: taken,
+            }),
+        );
+        let stype = if snapshot {
+            "CREATE_SNAPSHOT_TABLE"
+        } else {
+            "CREATE_TABLE"
+        };
+        if !req.dry_run {
+            self.catalog.update(|w| w.create_table(t, table, true))?;
+        }
+        let mut out = QueryOutput::empty(stype);
+        out.ddl = Some(DdlInfo {
+            operation: if exists { "REPLACE" } else { "CREATE" },
+            target_table: Some(t.clone()),
+        });
         Ok(out)
     }
 
@@ -311,7 +370,9 @@ impl Engine {
         Ok(out)
     }
 
-    /// `ALTER TABLE [IF EXISTS] ... ADD COLUMN | DROP COLUMN | RENAME TO`.
+    /// `ALTER TABLE [IF EXISTS] ...`: `ADD COLUMN [IF NOT EXISTS]`, `DROP COLUMN [IF EXISTS]`,
+    /// `RENAME TO`, `RENAME COLUMN`, `ALTER COLUMN` (`DROP NOT NULL`, `SET DATA TYPE`,
+    /// `SET DEFAULT`, `DROP DEFAULT`) and `SET OPTIONS`, with BigQuery's checks.
     pub(super) fn alter_table(
         &self,
         at: &ast::AlterTable,
@@ -385,30 +446,25 @@ impl Engine {
                         ..t.clone()
                     });
                 }
+                AlterTableOperation::RenameColumn {
+                    old_column_name,
+                    new_column_name,
+                } => rename_column(&mut new, &old_column_name.value, &new_column_name.value)?,
+                AlterTableOperation::AlterColumn { column_name, op } => {
+                    alter_column(&mut new.schema, &column_name.value, op)?;
+                }
+                AlterTableOperation::SetOptionsParens { options } => {
+                    set_table_options(&mut new, options)?;
+                }
                 other => {
                     return Err(BqError::unsupported(format!("ALTER TABLE {other}")));
                 }
             }
         }
-        // Rebuild the data for the new column list.
-        let arrow_schema = Arc::new(types::arrow_schema(&new.schema)?);
-        let mut batches = Vec::with_capacity(new.batches.len());
-        for b in &new.batches {
-            let cols = arrow_schema
-                .fields()
-                .iter()
-                .map(|f| match table.arrow_schema.index_of(f.name()) {
-                    Ok(i) => b.column(i).clone(),
-                    Err(_) => new_null_array(f.data_type(), b.num_rows()),
-                })
-                .collect::<Vec<_>>();
-            batches.push(
-                RecordBatch::try_new(arrow_schema.clone(), cols)
-                    .map_err(|e| BqError::internal(e.to_string()))?,
-            );
-        }
-        new.arrow_schema = arrow_schema;
-        new.batches = batches;
+        // Carry the rows over to the new column list.
+        new.arrow_schema = Arc::new(types::arrow_schema(&new.schema)?);
+        new.batches = reshape(&new.batches, &new.arrow_schema)?;
+        new.generation += 1;
         if !req.dry_run {
             let mut w = self.catalog.write();
             match &rename {
@@ -427,4 +483,209 @@ impl Engine {
         });
         Ok(out)
     }
+}
+
+/// `RENAME COLUMN old TO new`: the column keeps its rows, under its new name.
+fn rename_column(table: &mut Table, old: &str, new: &str) -> BqResult<()> {
+    if table
+        .schema
+        .iter()
+        .any(|f| f.name.eq_ignore_ascii_case(new))
+    {
+        return Err(BqError::invalid_query(format!(
+            "Column already exists: {new}"
+        )));
+    }
+    let Some(f) = table
+        .schema
+        .iter_mut()
+        .find(|f| f.name.eq_ignore_ascii_case(old))
+    else {
+        return Err(BqError::invalid_query(format!("Column not found: {old}")));
+    };
+    let stored = std::mem::replace(&mut f.name, new.to_string());
+    let mut batches = Vec::with_capacity(table.batches.len());
+    for b in &table.batches {
+        let schema = b.schema();
+        let fields = schema
+            .fields()
+            .iter()
+            .map(|x| {
+                if x.name() == &stored {
+                    Arc::new(Field::clone(x).with_name(new))
+                } else {
+                    x.clone()
+                }
+            })
+            .collect::<Vec<_>>();
+        let renamed = Schema::new(fields).with_metadata(schema.metadata().clone());
+        batches.push(
+            RecordBatch::try_new(Arc::new(renamed), b.columns().to_vec())
+                .map_err(|e| BqError::internal(e.to_string()))?,
+        );
+    }
+    table.batches = batches;
+    Ok(())
+}
+
+/// Whether BigQuery's `ALTER COLUMN SET DATA TYPE` takes a column of type `from` to `to`:
+/// the same type, or a coercion of the conversion rules (INT64 to NUMERIC, BIGNUMERIC and
+/// FLOAT64; NUMERIC to BIGNUMERIC and FLOAT64; BIGNUMERIC to FLOAT64).
+pub(crate) fn coercible(from: &FieldType, to: &FieldType) -> bool {
+    use FieldType as T;
+    from == to
+        || matches!(
+            (from, to),
+            (T::Int64, T::Numeric | T::BigNumeric | T::Float64)
+                | (T::Numeric, T::BigNumeric | T::Float64)
+                | (T::BigNumeric, T::Float64)
+        )
+}
+
+/// One `ALTER COLUMN` operation on the column list.
+fn alter_column(
+    schema: &mut [TableFieldSchema],
+    name: &str,
+    op: &AlterColumnOperation,
+) -> BqResult<()> {
+    let Some(f) = schema
+        .iter_mut()
+        .find(|f| f.name.eq_ignore_ascii_case(name))
+    else {
+        return Err(BqError::invalid_query(format!("Column not found: {name}")));
+    };
+    match op {
+        AlterColumnOperation::DropNotNull => {
+            if f.mode() == FieldMode::Required {
+                f.mode = None;
+            }
+        }
+        AlterColumnOperation::SetDataType {
+            data_type,
+            using: None,
+            ..
+        } => {
+            let to = types::bq_field_of_sql(&f.name, data_type)?;
+            let old_repeated = f.mode() == FieldMode::Repeated;
+            let to_repeated = to.mode() == FieldMode::Repeated;
+            let (from_name, to_name) = (sql_type_name(f), sql_type_name(&to));
+            if old_repeated != to_repeated
+                || f.field_type == FieldType::Record
+                || to.field_type == FieldType::Record
+                || !coercible(&f.field_type, &to.field_type)
+            {
+                return Err(BqError::invalid_query(format!(
+                    "ALTER TABLE ALTER COLUMN SET DATA TYPE requires that the existing column type ({from_name}) is assignable to the new type ({to_name})"
+                )));
+            }
+            if f.field_type != to.field_type {
+                f.field_type = to.field_type;
+                f.precision = None;
+                f.scale = None;
+                f.rounding_mode = None;
+            }
+        }
+        AlterColumnOperation::SetDefault { value } => {
+            f.default_value_expression = Some(value.to_string());
+        }
+        AlterColumnOperation::DropDefault => f.default_value_expression = None,
+        AlterColumnOperation::SetNotNull => {
+            return Err(BqError::invalid_query(format!(
+                "ALTER COLUMN SET NOT NULL is not supported: column {} cannot be made REQUIRED",
+                f.name
+            )));
+        }
+        other => {
+            return Err(BqError::unsupported(format!(
+                "ALTER COLUMN {} {other}",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A column's GoogleSQL type for messages: `INT64`, `ARRAY<STRING>`.
+fn sql_type_name(f: &TableFieldSchema) -> String {
+    let t = f.field_type.standard_sql_name();
+    if f.mode() == FieldMode::Repeated {
+        format!("ARRAY<{t}>")
+    } else {
+        t.to_string()
+    }
+}
+
+/// `SET OPTIONS (...)` on a table: `description`, `friendly_name` and `labels`; `NULL`
+/// clears one.
+fn set_table_options(table: &mut Table, options: &[SqlOption]) -> BqResult<()> {
+    use ast::{Expr, Value};
+    fn text(key: &str, e: &Expr) -> BqResult<Option<String>> {
+        match e {
+            Expr::Value(v) => match &v.value {
+                Value::Null => Ok(None),
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(Some(s.clone())),
+                _ => Err(BqError::invalid_query(format!(
+                    "Invalid value for option {key}: expected a STRING literal, got {e}"
+                ))),
+            },
+            _ => Err(BqError::invalid_query(format!(
+                "Invalid value for option {key}: expected a STRING literal, got {e}"
+            ))),
+        }
+    }
+    for o in options {
+        let SqlOption::KeyValue { key, value } = o else {
+            return Err(BqError::unsupported(format!("table option {o}")));
+        };
+        let k = key.value.to_ascii_lowercase();
+        match k.as_str() {
+            "description" => table.description = text(&k, value)?,
+            "friendly_name" => match text(&k, value)? {
+                Some(n) => {
+                    table.options.insert("friendlyName".into(), n.into());
+                }
+                None => {
+                    table.options.remove("friendlyName");
+                }
+            },
+            "labels" => {
+                let mut labels = serde_json::Map::new();
+                match value {
+                    Expr::Value(v) if matches!(v.value, Value::Null) => {}
+                    Expr::Array(a) => {
+                        for e in &a.elem {
+                            let Expr::Tuple(kv) = e else {
+                                return Err(BqError::invalid_query(format!(
+                                    "Invalid value for option labels: expected (key, value) pairs, got {e}"
+                                )));
+                            };
+                            let [lk, lv] = kv.as_slice() else {
+                                return Err(BqError::invalid_query(format!(
+                                    "Invalid value for option labels: expected (key, value) pairs, got {e}"
+                                )));
+                            };
+                            let (Some(lk), Some(lv)) = (text(&k, lk)?, text(&k, lv)?) else {
+                                return Err(BqError::invalid_query(
+                                    "Invalid value for option labels: a label key or value is NULL",
+                                ));
+                            };
+                            labels.insert(lk, lv.into());
+                        }
+                    }
+                    other => {
+                        return Err(BqError::invalid_query(format!(
+                            "Invalid value for option labels: expected an ARRAY of (key, value) pairs, got {other}"
+                        )));
+                    }
+                }
+                if labels.is_empty() {
+                    table.options.remove("labels");
+                } else {
+                    table.options.insert("labels".into(), labels.into());
+                }
+            }
+            other => return Err(BqError::unsupported(format!("table option {other}"))),
+        }
+    }
+    Ok(())
 }
