@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::catalog::{Catalog, Table, TableRef};
 use crate::error::BqError;
 use crate::faults::{FaultSpec, Faults};
+use crate::gcs::Gcs;
 use crate::memory::{self, Expiry, Memory};
 use crate::rest::ReadTimeouts;
 use crate::state::AppState;
@@ -33,6 +34,7 @@ pub struct EmulatorBuilder {
     query_delay: Duration,
     job_timeout_floor: Duration,
     data_dir: Option<PathBuf>,
+    gcs_dir: Option<PathBuf>,
     faults: FaultSpec,
     read_timeouts: ReadTimeouts,
     memory_budget: usize,
@@ -49,6 +51,7 @@ impl Default for EmulatorBuilder {
             query_delay: Duration::ZERO,
             job_timeout_floor: DEFAULT_JOB_TIMEOUT_FLOOR,
             data_dir: None,
+            gcs_dir: None,
             faults: FaultSpec::default(),
             read_timeouts: ReadTimeouts::default(),
             memory_budget: memory::DEFAULT_BUDGET,
@@ -111,6 +114,14 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Serves `gs://bucket/object` URIs from `dir/bucket/object`: load jobs read their
+    /// `sourceUris` there (a `*` matches any run of characters). Without it
+    /// (the default) a job naming a `gs://` URI fails with an error saying so.
+    pub fn with_gcs_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.gcs_dir = Some(dir.into());
+        self
+    }
+
     /// How long the REST server waits for a request's headers and body (30 s and 60 s by
     /// default) before it drops the connection.
     pub fn with_read_timeouts(mut self, timeouts: ReadTimeouts) -> Self {
@@ -166,6 +177,7 @@ impl EmulatorBuilder {
             sessions: Default::default(),
             insert_ids: Default::default(),
             memory: Memory::new(self.memory_budget, self.expiry),
+            gcs: Gcs::new(self.gcs_dir.clone()),
         });
         let read = Arc::new(grpc::read::ReadService::new(state.clone(), faults.clone()));
         let write = Arc::new(grpc::write::WriteService::new(

@@ -56,6 +56,28 @@ pub struct JobState {
     pub expired: bool,
     /// Bytes the result's rows take (0 once expired).
     pub result_bytes: usize,
+    /// What a load, extract or copy job moved.
+    pub transfer: Option<TransferStats>,
+}
+
+/// What a load, extract or copy job moved: `statistics.load`, `statistics.extract` or
+/// `statistics.copy`, and the bad records a load skipped or gave up on (`status.errors`).
+#[derive(Debug, Clone, Default)]
+pub struct TransferStats {
+    /// `inputFiles`: the files read.
+    pub input_files: u64,
+    /// `inputFileBytes`: their bytes.
+    pub input_file_bytes: u64,
+    /// `outputRows`: the rows written to the table (load) or files (extract), or copied.
+    pub output_rows: u64,
+    /// `outputBytes`: the bytes written.
+    pub output_bytes: u64,
+    /// `badRecords`: the records a load skipped.
+    pub bad_records: u64,
+    /// `destinationUriFileCounts`: the files an extract wrote for each destination URI.
+    pub destination_uri_file_counts: Vec<u64>,
+    /// The `errors[]` entries of the bad records.
+    pub errors: Vec<Value>,
 }
 
 impl Job {
@@ -105,6 +127,14 @@ impl Job {
         drop(s);
         self.done.send_replace(true);
         true
+    }
+
+    /// Records what a load, extract or copy job moved (before it finishes).
+    pub fn set_transfer(&self, stats: TransferStats) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .transfer = Some(stats);
     }
 
     /// Marks the job used now.

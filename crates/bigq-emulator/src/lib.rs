@@ -56,7 +56,8 @@
 //! holds projects, datasets and tables (Arrow batches in memory, and the data directory in
 //! `catalog/persist.rs`); `sql/` parses, rewrites and runs GoogleSQL (`exec/` runs scripts,
 //! queries, DDL and DML, `rewrite/` maps GoogleSQL onto DataFusion, `functions/` lists and
-//! makes BigQuery's functions by family); `jobs` keeps query jobs; `api/` holds the operations
+//! makes BigQuery's functions by family); `jobs` keeps jobs; `load/` runs load jobs from `gs://` URIs, which `gcs` serves from
+//! the `--gcs-dir` directory, and `copy` runs copy jobs; `api/` holds the operations
 //! both wires share, over which `rest/` (REST v2: HTTP and JSON) and `grpc/` (the Storage Read
 //! and Write APIs and the v2 Job, Dataset and Table services, on a port of their own) decode
 //! requests and encode answers.
@@ -64,12 +65,15 @@
 
 mod api;
 mod catalog;
+mod copy;
 mod emulator;
 mod error;
 mod faults;
+mod gcs;
 mod grpc;
 mod insert_ids;
 mod jobs;
+mod load;
 mod memory;
 mod rest;
 mod sql;

@@ -1,7 +1,7 @@
 //! `bigq-emulator`: a local BigQuery REST and Storage API (gRPC) server.
 //!
 //! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--grpc-port 9060] [--project test-project] [--data-dir DIR]
-//! [--memory-budget-mb N] [--faults JSON]`
+//! [--gcs-dir DIR] [--memory-budget-mb N] [--faults JSON]`
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use bigq_emulator::{Emulator, EmulatorBuilder, FaultSpec};
 
-const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N] [--data-dir DIR] [--memory-budget-mb N] [--faults JSON]\n\
+const USAGE: &str = "usage: bigq-emulator [--host ADDR] [--port N] [--grpc-port N] [--project ID] [--query-delay-ms N] [--data-dir DIR] [--gcs-dir DIR] [--memory-budget-mb N] [--faults JSON]\n\
 Serves BigQuery's REST v2 API at http://ADDR:N/bigquery/v2/ (127.0.0.1:9050 by default) and the\n\
 Storage Read and Write APIs over gRPC at http://ADDR:GRPC_PORT (9060 by default). Port 0 picks a free port.\n\
 --data-dir DIR keeps datasets, tables and rows in DIR across restarts (in memory without it).\n\
+--gcs-dir DIR serves gs://BUCKET/OBJECT as DIR/BUCKET/OBJECT for load jobs.\n\
 --memory-budget-mb N bounds what is kept beyond the tables (query results, read sessions, write\n\
   streams; 2048 by default) and the memory of one query.\n\
 --faults JSON arms failures from the start, as POST /emulator/v1/faults does, e.g.\n\
@@ -41,6 +42,7 @@ fn parse_args(args: &[String]) -> Result<EmulatorBuilder, String> {
             }
             "--project" => b.with_project(value()?.clone()),
             "--data-dir" => b.with_data_dir(value()?.clone()),
+            "--gcs-dir" => b.with_gcs_dir(value()?.clone()),
             "--memory-budget-mb" => {
                 let v = value()?;
                 let mb: usize = v.parse().map_err(|_| format!("bad budget {v}"))?;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::catalog::Catalog;
+use crate::gcs::Gcs;
 use crate::insert_ids::InsertIds;
 use crate::jobs::JobStore;
 use crate::memory::Memory;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub insert_ids: InsertIds,
     /// The memory budget and time limits.
     pub memory: Memory,
+    /// Where `gs://` URIs are served from.
+    pub gcs: Gcs,
 }
 
 impl AppState {

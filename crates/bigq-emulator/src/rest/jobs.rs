@@ -47,7 +47,70 @@ fn schema_json(out: &QueryOutput) -> Value {
     json!({"fields": out.schema})
 }
 
+/// The job's times, as every job's statistics start.
+fn times(job: &Job, st: &JobState) -> Map<String, Value> {
+    let mut s = Map::new();
+    s.insert("creationTime".into(), job.creation_time.to_string().into());
+    if let Some(t) = st.start_time {
+        s.insert("startTime".into(), t.to_string().into());
+    }
+    if let Some(t) = st.end_time {
+        s.insert("endTime".into(), t.to_string().into());
+    }
+    s
+}
+
+/// `statistics` of a load, extract or copy job (`statistics.load`, `.extract`, `.copy`).
+fn transfer_statistics(job: &Job, st: &JobState, kind: &str) -> Value {
+    let mut s = times(job, st);
+    s.insert("totalSlotMs".into(), core::slot_ms(st).to_string().into());
+    let t = st.transfer.clone().unwrap_or_default();
+    let section = match kind {
+        "LOAD" => (
+            "load",
+            json!({
+                "inputFiles": t.input_files.to_string(),
+                "inputFileBytes": t.input_file_bytes.to_string(),
+                "outputRows": t.output_rows.to_string(),
+                "outputBytes": t.output_bytes.to_string(),
+                "badRecords": t.bad_records.to_string(),
+            }),
+        ),
+        "EXTRACT" => (
+            "extract",
+            json!({
+                "destinationUriFileCounts": t
+                    .destination_uri_file_counts
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>(),
+                "inputBytes": t.input_file_bytes.to_string(),
+            }),
+        ),
+        _ => (
+            "copy",
+            json!({
+                "copiedRows": t.output_rows.to_string(),
+                "copiedLogicalBytes": t.output_bytes.to_string(),
+            }),
+        ),
+    };
+    s.insert(section.0.into(), section.1);
+    Value::Object(s)
+}
+
+/// `LOAD`, `EXTRACT` or `COPY` for those jobs; None for a query.
+fn transfer_kind(job: &Job) -> Option<&str> {
+    job.configuration
+        .get("jobType")
+        .and_then(Value::as_str)
+        .filter(|k| *k != "QUERY")
+}
+
 fn statistics(job: &Job, st: &JobState) -> Value {
+    if let Some(kind) = transfer_kind(job) {
+        return transfer_statistics(job, st, kind);
+    }
     let none = Cost::default();
     let cost = match &st.result {
         Some(Ok(out)) => &out.cost,
@@ -112,9 +175,18 @@ fn statistics(job: &Job, st: &JobState) -> Value {
 
 fn status(st: &JobState) -> Value {
     let mut v = json!({"state": core::state_name(st)});
+    let mut errors = Vec::new();
     if let Some(Err(e)) = &st.result {
         v["errorResult"] = e.to_error_proto();
-        v["errors"] = json!([e.to_error_proto()]);
+        errors.push(e.to_error_proto());
+    }
+    // A load's bad records: skipped ones on a job that succeeded, and those that made it
+    // give up.
+    if let Some(t) = &st.transfer {
+        errors.extend(t.errors.iter().cloned());
+    }
+    if !errors.is_empty() {
+        v["errors"] = Value::Array(errors);
     }
     v
 }
@@ -401,6 +473,8 @@ pub async fn insert(
             .and_then(Value::as_str)
             .map(str::to_string),
         query: body.pointer("/configuration/query").cloned(),
+        load: body.pointer("/configuration/load").cloned(),
+        copy: body.pointer("/configuration/copy").cloned(),
         dry_run: body
             .pointer("/configuration/dryRun")
             .and_then(Value::as_bool)

@@ -1110,3 +1110,35 @@ async fn a_repeated_request_id_answers_with_the_first_job() {
     let count = c.sql("SELECT COUNT(*) AS n FROM ds.t").await;
     assert_eq!(row_json(&count.rows[0]), json!({"f": [{"v": "4"}]}));
 }
+
+#[tokio::test]
+async fn load_and_copy_jobs_are_refused_by_name() {
+    let mut c = Ctx::new().await;
+    let load = Job {
+        configuration: Some(JobConfiguration {
+            load: Some(Default::default()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.insert_job(load).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(
+        e.message().contains("load jobs over gRPC"),
+        "{}",
+        e.message()
+    );
+    let copy = Job {
+        configuration: Some(JobConfiguration {
+            copy: Some(Default::default()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.insert_job(copy).await.unwrap_err();
+    assert!(
+        e.message().contains("copy jobs over gRPC"),
+        "{}",
+        e.message()
+    );
+}

@@ -4,13 +4,16 @@
 // Shared set-up.
 mod common;
 
+mod alter;
 mod bigquery_crate;
+mod copy;
 mod cost;
 mod data_dir;
 mod dml;
 mod googlesql;
 mod grpc_v2;
 mod http_recordings;
+mod load;
 mod python_client;
 mod rest;
 mod soak;

@@ -408,11 +408,23 @@ pub async fn insert_job(s: Arc<AppState>, req: InsertJobRequest) -> Result<Job, 
     let cfg = job.configuration.unwrap_or_default();
     let reference = job.job_reference.unwrap_or_default();
     let project = req.project_id.clone();
+    let kind = [
+        (cfg.load.is_some(), "load"),
+        (cfg.extract.is_some(), "extract"),
+        (cfg.copy.is_some(), "copy"),
+    ];
+    if let Some((_, name)) = kind.iter().find(|(set, _)| *set) {
+        return Err(BqError::invalid(format!(
+            "Unsupported by bigq-emulator: {name} jobs over gRPC (JobService.InsertJob); insert them over REST"
+        )));
+    }
     let call = InsertCall {
         project: project.clone(),
         job_id: Some(reference.job_id),
         location: reference.location,
         query: cfg.query.as_ref().map(job_query_json).transpose()?,
+        load: None,
+        copy: None,
         dry_run: cfg.dry_run.unwrap_or(false),
         job_timeout: job_timeout(cfg.job_timeout_ms)?,
     };
