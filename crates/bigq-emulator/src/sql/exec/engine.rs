@@ -23,7 +23,8 @@ use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
-    TypedOperators, anonymous_unnests, expand_struct_unnests, pivot, pivot_input, rewrite_query,
+    LateralUnnest, TypedOperators, anonymous_unnests, expand_struct_unnests, pivot, pivot_input,
+    rewrite_query, unnest_scopes,
 };
 use crate::sql::types::{self, range_element};
 
@@ -93,6 +94,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         functions::register(&ctx);
+        ctx.add_analyzer_rule(Arc::new(LateralUnnest));
         ctx.add_analyzer_rule(Arc::new(TypedOperators));
         Engine { catalog, ctx }
     }
@@ -217,8 +219,8 @@ impl Engine {
     }
 
     /// Makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns, as
-    /// BigQuery does: each such array's type is learnt by planning `SELECT <array>` alone
-    /// (an array that needs the query's other tables is left as it is).
+    /// BigQuery does: each such array's type is learnt by planning `SELECT <array>` over the
+    /// FROM items before it (with the query's CTEs), or alone.
     async fn expand_struct_unnests(
         &self,
         q: &mut Query,
@@ -228,9 +230,17 @@ impl Engine {
         if arrays.is_empty() {
             return Ok(());
         }
+        let scopes = unnest_scopes(q);
         let mut fields = Vec::with_capacity(arrays.len());
         for array in arrays {
-            let probe = self.select_of(array)?;
+            let text = array.to_string();
+            let mut probe = self.select_of(array)?;
+            if let Some((_, scope)) = scopes.iter().find(|(t, _)| *t == text) {
+                probe.with = q.with.clone();
+                if let ast::SetExpr::Select(s) = probe.body.as_mut() {
+                    s.from = scope.clone();
+                }
+            }
             let planned = state
                 .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
                 .await;

@@ -86,7 +86,7 @@ pub struct QueryOutput {
 }
 
 impl QueryOutput {
-    pub(super) fn empty(statement_type: &'static str) -> QueryOutput {
+    pub(crate) fn empty(statement_type: &'static str) -> QueryOutput {
         QueryOutput {
             schema: Vec::new(),
             arrow_schema: Arc::new(Schema::empty()),

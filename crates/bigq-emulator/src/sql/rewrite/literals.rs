@@ -363,6 +363,65 @@ pub(super) fn typed_struct(
     Ok(())
 }
 
+/// `STRUCT(a, t.b, 1 + 2)`: BigQuery names a field by the column or path it reads (`a`,
+/// `b`), and leaves the others anonymous (`_field_3`, as the REST API shows them).
+pub(super) fn untyped_struct(values: &mut [Expr]) {
+    for (i, v) in values.iter_mut().enumerate() {
+        let name = match v {
+            Expr::Named { .. } => continue,
+            Expr::Identifier(id) => id.clone(),
+            Expr::CompoundIdentifier(parts) => match parts.last() {
+                Some(last) => last.clone(),
+                None => continue,
+            },
+            _ => Ident::new(format!("_field_{}", i + 1)),
+        };
+        let expr = std::mem::replace(v, Expr::value(ast::Value::Null));
+        *v = Expr::Named {
+            expr: Box::new(expr),
+            name,
+        };
+    }
+}
+
+/// `SELECT AS STRUCT a, b AS c FROM ..` where a subquery's one value is expected: the
+/// query of the one STRUCT its row is (`SELECT STRUCT(a, b AS c) FROM ..`).
+pub(super) fn select_as_struct(q: &mut ast::Query) -> BqResult<()> {
+    let ast::SetExpr::Select(select) = q.body.as_mut() else {
+        return Ok(());
+    };
+    let distinct = match select.value_table_mode {
+        Some(ast::ValueTableMode::AsStruct) => false,
+        Some(ast::ValueTableMode::DistinctAsStruct) => true,
+        _ => return Ok(()),
+    };
+    let mut values = Vec::with_capacity(select.projection.len());
+    for item in select.projection.drain(..) {
+        values.push(match item {
+            ast::SelectItem::UnnamedExpr(e) => e,
+            ast::SelectItem::ExprWithAlias { expr, alias } => Expr::Named {
+                expr: Box::new(expr),
+                name: alias,
+            },
+            _ => {
+                return Err(BqError::unsupported(
+                    "SELECT AS STRUCT with * in a subquery (name the columns)",
+                ));
+            }
+        });
+    }
+    untyped_struct(&mut values);
+    select.projection = vec![ast::SelectItem::UnnamedExpr(Expr::Struct {
+        values,
+        fields: Vec::new(),
+    })];
+    select.value_table_mode = None;
+    if distinct {
+        select.distinct = Some(ast::Distinct::Distinct);
+    }
+    Ok(())
+}
+
 /// `[STRUCT(1 AS a), STRUCT(2), (3)]`: later structs and tuples take the first one's names.
 pub(super) fn struct_array_names(arr: &mut ast::Array) {
     let names: Option<Vec<Ident>> = match arr.elem.first() {
@@ -389,14 +448,17 @@ pub(super) fn struct_array_names(arr: &mut ast::Array) {
             if let Expr::Struct { values, .. } = el
                 && values.len() == names.len()
             {
+                // The element type is the first element's: its names win, over the ones
+                // a later element's fields were given or took from their columns.
                 for (v, n) in values.iter_mut().zip(&names) {
-                    if !matches!(v, Expr::Named { .. }) {
-                        let inner = std::mem::replace(v, Expr::value(Value::Null));
-                        *v = Expr::Named {
-                            expr: Box::new(inner),
-                            name: n.clone(),
-                        };
-                    }
+                    let inner = match std::mem::replace(v, Expr::value(Value::Null)) {
+                        Expr::Named { expr, .. } => *expr,
+                        other => other,
+                    };
+                    *v = Expr::Named {
+                        expr: Box::new(inner),
+                        name: n.clone(),
+                    };
                 }
             }
         }

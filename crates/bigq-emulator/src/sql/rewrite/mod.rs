@@ -7,10 +7,12 @@
 //! the grand total it is (`grouping`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
-//! text, before parsing, and `typed_arrays` the typed array literals.
+//! text, before parsing, `typed_arrays` the typed array literals, and `set_options`
+//! `ALTER TABLE .. SET OPTIONS`.
 
 mod grouping;
 mod information_schema;
+mod lateral;
 mod literals;
 mod operators;
 mod pivot;
@@ -20,12 +22,14 @@ pub(crate) mod range;
 mod recursive;
 mod result_names;
 mod set_operations;
+pub(crate) mod set_options;
 mod subqueries;
 mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;
 
+pub(crate) use self::lateral::LateralUnnest;
 pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::pivot::{pivot, pivot_input};
 pub(crate) use self::query::{rewrite_query, rewrite_statement};
-pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests};
+pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests, unnest_scopes};

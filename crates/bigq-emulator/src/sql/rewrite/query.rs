@@ -157,6 +157,7 @@ impl Rewriter<'_> {
             Expr::Struct { values, fields } if !fields.is_empty() => {
                 literals::typed_struct(values, fields)?;
             }
+            Expr::Struct { values, .. } => literals::untyped_struct(values),
             Expr::Array(arr) => literals::struct_array_names(arr),
             Expr::InUnnest {
                 expr,
@@ -230,6 +231,7 @@ impl VisitorMut for Rewriter<'_> {
             return ControlFlow::Break(e);
         }
         grouping::empty_grouping_sets(q);
+        unnest::correlated_paths(q);
         if let Err(e) = set_operations::check(&q.body) {
             return ControlFlow::Break(e);
         }
@@ -243,6 +245,22 @@ impl VisitorMut for Rewriter<'_> {
         match self.table_factor(tf) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
+        }
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<BqError> {
+        let subquery = match e {
+            Expr::Subquery(q) | Expr::Exists { subquery: q, .. } => Some(q),
+            Expr::InSubquery { subquery: q, .. } => Some(q),
+            Expr::Function(f) => match &mut f.args {
+                ast::FunctionArguments::Subquery(q) => Some(q),
+                _ => None,
+            },
+            _ => None,
+        };
+        match subquery.map(|q| literals::select_as_struct(q)) {
+            Some(Err(e)) => ControlFlow::Break(e),
+            _ => ControlFlow::Continue(()),
         }
     }
 

@@ -96,6 +96,123 @@ pub(super) fn unnest(tf: &mut TableFactor) -> BqResult<()> {
     Ok(())
 }
 
+/// BigQuery's correlated joins written without `UNNEST`: in each FROM clause of `q`'s body,
+/// a path whose first name is an item before it (`FROM t, t.arr AS x`) is `UNNEST(t.arr)`;
+/// and a `JOIN UNNEST(..)` or `LEFT JOIN UNNEST(..)` needs no `ON` (it joins each row with
+/// its own array's elements).
+pub(super) fn correlated_paths(q: &mut Query) {
+    fn body(set: &mut ast::SetExpr) {
+        match set {
+            ast::SetExpr::Select(select) => from(&mut select.from),
+            ast::SetExpr::SetOperation { left, right, .. } => {
+                body(left);
+                body(right);
+            }
+            _ => {}
+        }
+    }
+    fn from(items: &mut [ast::TableWithJoins]) {
+        let mut names: Vec<String> = Vec::new();
+        for item in items {
+            item_path(&mut item.relation, &names);
+            names.extend(item_name(&item.relation));
+            for join in &mut item.joins {
+                item_path(&mut join.relation, &names);
+                names.extend(item_name(&join.relation));
+                if matches!(join.relation, TableFactor::UNNEST { .. }) {
+                    use ast::JoinOperator as J;
+                    match &mut join.join_operator {
+                        J::Join(c) | J::Inner(c) | J::Left(c) | J::LeftOuter(c)
+                            if matches!(c, ast::JoinConstraint::None) =>
+                        {
+                            *c = ast::JoinConstraint::On(Expr::value(ast::Value::Boolean(true)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    body(&mut q.body);
+}
+
+/// The name later FROM items know an item by: its alias, or a table's last name.
+fn item_name(tf: &TableFactor) -> Option<String> {
+    match tf {
+        TableFactor::Table { alias: Some(a), .. }
+        | TableFactor::Derived { alias: Some(a), .. }
+        | TableFactor::UNNEST { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
+        TableFactor::Table { name, .. } => match name.0.last() {
+            Some(ast::ObjectNamePart::Identifier(i)) => {
+                // `dataset.table` quoted as one name is known by its table.
+                i.value.rsplit('.').next().map(str::to_lowercase)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn item_path(tf: &mut TableFactor, names: &[String]) {
+    convert_path(tf, names);
+    // DataFusion reads no field of another item's column (`t.s.arr`) in UNNEST: the
+    // fields are read with `get_field` on the column.
+    if let TableFactor::UNNEST { array_exprs, .. } = tf {
+        for e in array_exprs {
+            let Expr::CompoundIdentifier(parts) = e else {
+                continue;
+            };
+            let [first, second, fields @ ..] = parts.as_slice() else {
+                continue;
+            };
+            if fields.is_empty() || !names.contains(&first.value.to_lowercase()) {
+                continue;
+            }
+            let mut read = Expr::CompoundIdentifier(vec![first.clone(), second.clone()]);
+            for f in fields {
+                read = call("get_field", vec![read, string(&f.value)]);
+            }
+            *e = read;
+        }
+    }
+}
+
+fn convert_path(tf: &mut TableFactor, names: &[String]) {
+    let TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        ..
+    } = tf
+    else {
+        return;
+    };
+    let parts: Option<Vec<Ident>> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) if !i.value.contains('.') => Some(i.clone()),
+            _ => None,
+        })
+        .collect();
+    let Some(parts) = parts.filter(|p| p.len() >= 2) else {
+        return;
+    };
+    if !parts
+        .first()
+        .is_some_and(|first| names.contains(&first.value.to_lowercase()))
+    {
+        return;
+    }
+    *tf = TableFactor::UNNEST {
+        alias: alias.take(),
+        array_exprs: vec![Expr::CompoundIdentifier(parts)],
+        with_offset: false,
+        with_offset_alias: None,
+        with_ordinality: false,
+    };
+}
+
 /// The alias the rewrite gives an `UNNEST` the query left without one.
 const ANONYMOUS_UNNEST: &str = "__unnest";
 
@@ -121,6 +238,65 @@ pub fn anonymous_unnests(q: &mut Query) -> Vec<Expr> {
         }
     }));
     found
+}
+
+/// For the array of each unaliased `UNNEST` that follows other FROM items (and so may read
+/// their columns), keyed by the array's text: the items before it, for the engine to learn
+/// the array's type from a query over them.
+pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
+    struct Scopes(Vec<(String, Vec<ast::TableWithJoins>)>);
+    impl Scopes {
+        fn body(&mut self, set: &ast::SetExpr) {
+            match set {
+                ast::SetExpr::Select(select) => self.from(&select.from),
+                ast::SetExpr::SetOperation { left, right, .. } => {
+                    self.body(left);
+                    self.body(right);
+                }
+                _ => {}
+            }
+        }
+        fn from(&mut self, items: &[ast::TableWithJoins]) {
+            let mut before: Vec<ast::TableWithJoins> = Vec::new();
+            for item in items {
+                let mut current = ast::TableWithJoins {
+                    relation: item.relation.clone(),
+                    joins: Vec::new(),
+                };
+                self.factor(&item.relation, &before);
+                for join in &item.joins {
+                    let mut scope = before.clone();
+                    scope.push(current.clone());
+                    self.factor(&join.relation, &scope);
+                    current.joins.push(join.clone());
+                }
+                before.push(current);
+            }
+        }
+        fn factor(&mut self, tf: &TableFactor, scope: &[ast::TableWithJoins]) {
+            if let Some(array) = is_anonymous_unnest(tf).or_else(|| match tf {
+                TableFactor::UNNEST {
+                    alias: None,
+                    array_exprs,
+                    ..
+                } if array_exprs.len() == 1 => array_exprs.first(),
+                _ => None,
+            }) && !scope.is_empty()
+            {
+                self.0.push((array.to_string(), scope.to_vec()));
+            }
+        }
+    }
+    impl VisitorMut for Scopes {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            self.body(&q.body);
+            ControlFlow::Continue(())
+        }
+    }
+    let mut scopes = Scopes(Vec::new());
+    let _ = q.visit(&mut scopes);
+    scopes.0
 }
 
 /// BigQuery makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns:
@@ -159,7 +335,8 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
             }
         }
         *tf = TableFactor::Derived {
-            lateral: false,
+            // It may read the columns of the FROM items before it.
+            lateral: true,
             subquery: sub,
             alias: Some(TableAlias {
                 explicit: true,
