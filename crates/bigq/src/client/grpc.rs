@@ -340,12 +340,16 @@ pub(crate) fn non_empty(s: String) -> Option<String> {
 }
 
 /// Whether a failed ReadRows call may be reopened at the offset already read: the server is
-/// unavailable, the HTTP/2 stream was reset under the call, or the server is throttling and
+/// unavailable, the HTTP/2 stream was reset or the connection broken under the call, or the server is throttling and
 /// says when to come back (RESOURCE_EXHAUSTED with a RetryInfo; without one it is a quota
 /// that waiting will not fix).
 pub(crate) fn is_resumable(status: &Status) -> bool {
     match status.code() {
         Code::Unavailable => true,
+        // CANCELLED made by the client's transport (hyper's "operation was canceled", with
+        // the broken connection as its source), not sent by the server: the connection
+        // went, the read did not end.
+        Code::Cancelled => std::error::Error::source(status).is_some(),
         Code::ResourceExhausted => retry_info(status).is_some(),
         Code::Internal => {
             let m = status.message();

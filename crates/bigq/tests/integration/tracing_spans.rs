@@ -68,11 +68,39 @@ impl Capture {
     }
 }
 
+/// Runs [`spans_in_a_process_of_their_own`] alone in a new process of this test binary:
+/// `tracing` caches each callsite's interest process-wide, and a callsite first reached by
+/// another test's thread while this test's subscriber was being set could stay unseen by it.
+#[test]
+fn spans_carry_ids_and_cost_and_no_parameter_value() {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "tracing_spans::spans_in_a_process_of_their_own",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the span test failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the span test did not run:\n{stdout}\n{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "current_thread")]
-async fn spans_carry_ids_and_cost_and_no_parameter_value() {
+#[ignore = "run in a process of its own by spans_carry_ids_and_cost_and_no_parameter_value"]
+async fn spans_in_a_process_of_their_own() {
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
 
     let emu = Emulator::builder()
         .with_project("span-project")
