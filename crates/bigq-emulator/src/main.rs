@@ -3,6 +3,7 @@
 //! `bigq-emulator [--host 127.0.0.1] [--port 9050] [--grpc-port 9060] [--project test-project] [--data-dir DIR]
 //! [--gcs-dir DIR] [--memory-budget-mb N] [--faults JSON]`
 
+use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -102,12 +103,18 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!(
-        "bigq-emulator listening on {} (project {})",
+    // Written once, and a closed stdout (a caller that read the first line and went away)
+    // is no reason to stop serving.
+    let announcement = format!(
+        "bigq-emulator listening on {} (project {})\ngrpc listening on {}\n",
         emu.rest_endpoint(),
-        emu.project()
+        emu.project(),
+        emu.grpc_endpoint()
     );
-    println!("grpc listening on {}", emu.grpc_endpoint());
+    let mut stdout = std::io::stdout();
+    let _ = stdout
+        .write_all(announcement.as_bytes())
+        .and_then(|()| stdout.flush());
     if !emu.local_addr().ip().is_loopback() {
         eprintln!(
             "bigq-emulator: warning: listening on {}, beyond this machine, with no \
