@@ -206,6 +206,7 @@ fn ordered(q: &ast::Query) -> Option<(ast::Query, Vec<ast::OrderByOptions>)> {
 #[derive(Debug, PartialEq, Eq, Hash, Clone, Copy)]
 enum Part {
     At,
+    SafeAt,
     First,
     Last,
     Slice,
@@ -223,7 +224,7 @@ struct Pick {
 impl Pick {
     fn shown(&self) -> &'static str {
         match self.part {
-            Part::At => "Array index",
+            Part::At | Part::SafeAt => "Array index",
             Part::First => "ARRAY_FIRST",
             Part::Last => "ARRAY_LAST",
             Part::Slice => "ARRAY_SLICE",
@@ -235,6 +236,7 @@ impl ScalarUDFImpl for Pick {
     fn name(&self) -> &str {
         match self.part {
             Part::At => "bigq_array_at",
+            Part::SafeAt => "bigq_array_safe_at",
             Part::First => "array_first",
             Part::Last => "array_last",
             Part::Slice => "array_slice_offsets",
@@ -267,7 +269,7 @@ impl ScalarUDFImpl for Pick {
             ));
         }
         let lists = arrays[0].as_list::<i32>();
-        let at = if self.part == Part::At {
+        let at = if matches!(self.part, Part::At | Part::SafeAt) {
             Some(datafusion::arrow::compute::cast(
                 &arrays[1],
                 &DataType::Int64,
@@ -311,6 +313,12 @@ impl ScalarUDFImpl for Pick {
                     }
                     offsets.push(picked.len() as i32);
                     valid.push(true);
+                }
+                (Part::SafeAt, _) => {
+                    let i = at
+                        .as_ref()
+                        .map_or(0, |i| i.as_primitive::<Int64Type>().value(row));
+                    picked.push((1..=len).contains(&i).then(|| (start + i - 1) as u64));
                 }
                 (Part::At, _) => {
                     let i = at
@@ -361,6 +369,13 @@ fn pick(part: Part, args: usize) -> ScalarUDF {
 /// `bigq_array_at(array, i)`: the element at the 1-based `i`, an error out of bounds.
 pub(crate) fn bigq_array_at() -> ScalarUDF {
     pick(Part::At, 2)
+}
+
+/// `bigq_array_safe_at(array, i)`: the element at the 1-based `i`, NULL out of bounds
+/// (`SAFE_OFFSET` and `SAFE_ORDINAL`; DataFusion's subscripts count negative indexes from
+/// the end).
+pub(crate) fn bigq_array_safe_at() -> ScalarUDF {
+    pick(Part::SafeAt, 2)
 }
 
 /// `ARRAY_FIRST(array)`: its first element, an error when it is empty.
@@ -480,6 +495,7 @@ pub(crate) fn generate_date_array(name: &str, f: &ast::Function) -> BqResult<Opt
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
     Function::udf(Family::Array, &["bigq_array_at(ARRAY<T>, INT64) -> T"], bigq_array_at),
+    Function::udf(Family::Array, &["bigq_array_safe_at(ARRAY<T>, INT64) -> T"], bigq_array_safe_at),
     Function::udf(Family::Array, &["bigq_in_array(T, ARRAY<T>) -> BOOL"], bigq_in_array),
     Function::udf(Family::Array, &["ARRAY_FIRST(ARRAY<T>) -> T"], array_first),
     Function::udf(Family::Array, &["ARRAY_LAST(ARRAY<T>) -> T"], array_last),

@@ -1,7 +1,8 @@
 //! `CAST(x AS INT64)` of a FLOAT64, NUMERIC or BIGNUMERIC as BigQuery computes it: rounded
 //! half away from zero (Arrow's cast truncates: `CAST(2.5 AS INT64)` is 3, not 2), and an
 //! error naming the value when it is not finite or out of INT64's range (`SAFE_CAST` gives
-//! NULL instead).
+//! NULL instead); of a STRING, decimal or hexadecimal (`'0x1F'`, `'-0x1F'`) digits with an
+//! optional sign, and BigQuery's "Bad int64 value" for anything else.
 
 use std::sync::Arc;
 
@@ -16,7 +17,13 @@ use datafusion::logical_expr::{
 pub(crate) fn casts_to_int64(from: &DataType) -> bool {
     matches!(
         from,
-        DataType::Float64 | DataType::Float32 | DataType::Decimal128(..) | DataType::Decimal256(..)
+        DataType::Float64
+            | DataType::Float32
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
     )
 }
 
@@ -103,9 +110,40 @@ impl CastInt64 {
                     put(d.is_valid(i).then(|| decimal_to_int64(d.value(i), s)))?;
                 }
             }
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                let text = datafusion::arrow::compute::cast(input, &DataType::Utf8)?;
+                let text = text.as_string::<i32>();
+                for i in 0..text.len() {
+                    put(text.is_valid(i).then(|| string_to_int64(text.value(i))))?;
+                }
+            }
             other => return exec_err!("{} of {other}", self.name),
         }
         Ok(Arc::new(out.finish()))
+    }
+}
+
+/// BigQuery's INT64 of a STRING: an optional sign, then decimal digits or `0x` and
+/// hexadecimal digits.
+fn string_to_int64(text: &str) -> Result<i64, String> {
+    let bad = || format!("Bad int64 value: {text}");
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = match digits.get(..2) {
+        Some("0x" | "0X") => (16, &digits[2..]),
+        _ => (10, digits),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err(bad());
+    }
+    let magnitude = u64::from_str_radix(digits, radix).map_err(|_| bad())?;
+    if negative {
+        0i64.checked_sub_unsigned(magnitude).ok_or_else(bad)
+    } else {
+        i64::try_from(magnitude).map_err(|_| bad())
     }
 }
 
@@ -151,6 +189,34 @@ fn decimal_to_int64(unscaled: i256, scale: i8) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_decimal_or_hexadecimal_with_a_sign() {
+        assert_eq!(string_to_int64("123"), Ok(123));
+        assert_eq!(string_to_int64("+7"), Ok(7));
+        assert_eq!(string_to_int64("0x123"), Ok(291));
+        assert_eq!(string_to_int64("-0x123"), Ok(-291));
+        assert_eq!(string_to_int64("0XfF"), Ok(255));
+        assert_eq!(string_to_int64("-9223372036854775808"), Ok(i64::MIN));
+        assert_eq!(string_to_int64("-0x8000000000000000"), Ok(i64::MIN));
+        for bad in [
+            "",
+            "-",
+            "0x",
+            "abc",
+            "1.5",
+            "1e3",
+            " 1",
+            "9223372036854775808",
+            "--1",
+        ] {
+            assert_eq!(
+                string_to_int64(bad),
+                Err(format!("Bad int64 value: {bad}")),
+                "{bad:?}"
+            );
+        }
+    }
 
     #[test]
     fn rounds_half_away_from_zero() {

@@ -2,7 +2,9 @@
 //! Arrow's month-day-nanosecond intervals: `JUSTIFY_DAYS`, `JUSTIFY_HOURS`,
 //! `JUSTIFY_INTERVAL` and `MAKE_INTERVAL` (six positional parts); and `x + INTERVAL ...` /
 //! `x - INTERVAL ...` (`bigq_add_interval`, `bigq_sub_interval`, what the rewrite makes of
-//! them), because BigQuery types `DATE + INTERVAL` as DATETIME where DataFusion keeps DATE.
+//! them), because BigQuery types `DATE + INTERVAL` as DATETIME where DataFusion keeps DATE;
+//! and `a - b` of two DATEs, DATETIMEs or TIMESTAMPs (`bigq_datetime_minus`), an INTERVAL in
+//! BigQuery, where DataFusion gives an integer or a duration.
 
 use std::sync::Arc;
 
@@ -328,6 +330,95 @@ pub(crate) fn bigq_sub_interval() -> ScalarUDF {
     ScalarUDF::new_from_impl(AddInterval::new("bigq_sub_interval", true))
 }
 
+/// `a - b` of two DATEs, two DATETIMEs or two TIMESTAMPs: the INTERVAL between them, as
+/// BigQuery gives it (days for DATEs; hours, minutes and seconds for the others).
+pub(crate) fn bigq_datetime_minus() -> ScalarUDF {
+    ScalarUDF::new_from_impl(DatetimeMinus {
+        signature: Signature::any(2, Volatility::Immutable),
+    })
+}
+
+/// Whether `a - b` of these types is an INTERVAL in BigQuery (and so `bigq_datetime_minus`).
+pub(crate) fn is_datetime_minus(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Date32, DataType::Date32) => true,
+        (DataType::Timestamp(_, x), DataType::Timestamp(_, y)) => x.is_some() == y.is_some(),
+        _ => false,
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct DatetimeMinus {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for DatetimeMinus {
+    fn name(&self) -> &str {
+        "bigq_datetime_minus"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
+        match args {
+            [a, b] if is_datetime_minus(a, b) => Ok(interval_type()),
+            [a, b] => Err(DataFusionError::Plan(format!(
+                "No matching signature for operator - for argument types {a} and {b}"
+            ))),
+            _ => Err(DataFusionError::Plan("- takes two arguments".into())),
+        }
+    }
+
+    fn invoke_with_args(&self, call: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let (a, rows) = arrays(&call.args)?;
+        let mut out = IntervalMonthDayNanoBuilder::with_capacity(rows);
+        if a[0].data_type() == &DataType::Date32 {
+            let (x, y) = (
+                a[0].as_primitive::<Date32Type>(),
+                a[1].as_primitive::<Date32Type>(),
+            );
+            for i in 0..rows {
+                if x.is_null(i) || y.is_null(i) {
+                    out.append_null();
+                } else {
+                    let days = x.value(i) - y.value(i);
+                    out.append_value(IntervalMonthDayNano::new(0, days, 0));
+                }
+            }
+        } else {
+            let micros = |v: &ArrayRef| {
+                datafusion::arrow::compute::cast(
+                    v,
+                    &DataType::Timestamp(TimeUnit::Microsecond, None),
+                )
+            };
+            let (x, y) = (micros(&a[0])?, micros(&a[1])?);
+            let (x, y) = (
+                x.as_primitive::<TimestampMicrosecondType>(),
+                y.as_primitive::<TimestampMicrosecondType>(),
+            );
+            for i in 0..rows {
+                if x.is_null(i) || y.is_null(i) {
+                    out.append_null();
+                    continue;
+                }
+                let nanos = x.value(i)
+                    .checked_sub(y.value(i))
+                    .and_then(|d| d.checked_mul(1000))
+                    .ok_or_else(|| {
+                        DataFusionError::Execution(
+                            "Interval overflow: the difference of the two timestamps does not fit an INTERVAL".into(),
+                        )
+                    })?;
+                out.append_value(IntervalMonthDayNano::new(0, 0, nanos));
+            }
+        }
+        result(Arc::new(out.finish()), &call.args)
+    }
+}
+
 /// `JUSTIFY_DAYS(interval)`.
 pub(crate) fn justify_days() -> ScalarUDF {
     justify("justify_days", whole_months)
@@ -352,6 +443,8 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Interval, &["bigq_sub_interval(DATE, INTERVAL) -> DATETIME", "bigq_sub_interval(DATETIME, INTERVAL) -> DATETIME",
         "bigq_sub_interval(TIMESTAMP, INTERVAL) -> TIMESTAMP", "bigq_sub_interval(INTERVAL, INTERVAL) -> INTERVAL"],
         bigq_sub_interval),
+    Function::udf(Family::Interval, &["bigq_datetime_minus(DATE, DATE) -> INTERVAL", "bigq_datetime_minus(DATETIME, DATETIME) -> INTERVAL",
+        "bigq_datetime_minus(TIMESTAMP, TIMESTAMP) -> INTERVAL"], bigq_datetime_minus),
     Function::udf(Family::Interval, &["JUSTIFY_DAYS(INTERVAL) -> INTERVAL"], justify_days),
     Function::udf(Family::Interval, &["JUSTIFY_HOURS(INTERVAL) -> INTERVAL"], justify_hours),
     Function::udf(Family::Interval, &["JUSTIFY_INTERVAL(INTERVAL) -> INTERVAL"], justify_interval),

@@ -19,6 +19,7 @@
 mod aggregate;
 mod approximate;
 mod array;
+mod avg;
 mod bit;
 mod cast_int;
 mod civil;
@@ -89,6 +90,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
 }
 
 pub(crate) use cast_int::{cast_int64_udf, casts_to_int64};
+pub(crate) use interval::{bigq_datetime_minus, is_datetime_minus};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use row::bq_type_name;
@@ -105,6 +107,7 @@ pub(crate) fn register(ctx: &SessionContext) {
         ctx.register_udaf(a);
     }
     ctx.register_udaf(sum::sum_udaf());
+    ctx.register_udaf(avg::avg_udaf());
 }
 
 /// The rewrites of [`FUNCTIONS`], by upper-case name.

@@ -1,8 +1,9 @@
 //! `PERCENTILE_DISC(x, p [RESPECT NULLS | IGNORE NULLS]) OVER (...)`, a navigation function:
 //! the first value, in ascending order (NULLs first when they are respected), whose
-//! cumulative distribution reaches `p`. Made as an aggregate over the window's partition,
-//! one for NULLs ignored (BigQuery's default) and one for NULLs respected, which the call is
-//! rewritten to.
+//! cumulative distribution reaches `p`; and `PERCENTILE_CONT(x, p ...) OVER (...)`, the value
+//! at rank `p * (n - 1)` interpolated between its two neighbours (a NULL neighbour gives
+//! the other's value). Made as aggregates over the window's partition, one for NULLs
+//! ignored (BigQuery's default) and one for NULLs respected, which the call is rewritten to.
 
 use std::sync::Arc;
 
@@ -18,17 +19,25 @@ use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNameP
 use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
 
-/// The aggregate for NULLs ignored.
-const IGNORING: &str = "bigq_percentile_disc";
-/// The aggregate for NULLs respected.
-const RESPECTING: &str = "bigq_percentile_disc_respect_nulls";
+/// The aggregates for NULLs ignored and respected.
+const DISC: [&str; 2] = ["bigq_percentile_disc", "bigq_percentile_disc_respect_nulls"];
+const CONT: [&str; 2] = ["bigq_percentile_cont", "bigq_percentile_cont_respect_nulls"];
 
 /// `PERCENTILE_DISC(x, p ...) OVER (...)` as the aggregate for its NULL treatment.
 pub(crate) fn percentile_disc(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    percentile(f, "PERCENTILE_DISC", DISC)
+}
+
+/// `PERCENTILE_CONT(x, p ...) OVER (...)` as the aggregate for its NULL treatment.
+pub(crate) fn percentile_cont(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    percentile(f, "PERCENTILE_CONT", CONT)
+}
+
+fn percentile(f: &ast::Function, shown: &str, names: [&str; 2]) -> BqResult<Option<Expr>> {
     if f.over.is_none() {
-        return Err(BqError::invalid_query(
-            "PERCENTILE_DISC is an analytic function: it needs an OVER clause",
-        ));
+        return Err(BqError::invalid_query(format!(
+            "{shown} is an analytic function: it needs an OVER clause"
+        )));
     }
     let mut g = f.clone();
     let mut respect = matches!(g.null_treatment, Some(ast::NullTreatment::RespectNulls));
@@ -42,42 +51,47 @@ pub(crate) fn percentile_disc(_: &str, f: &ast::Function) -> BqResult<Option<Exp
             _ => true,
         });
         if list.args.len() != 2 {
-            return Err(BqError::invalid_query(
-                "PERCENTILE_DISC takes a value and a percentile",
-            ));
+            return Err(BqError::invalid_query(format!(
+                "{shown} takes a value and a percentile"
+            )));
         }
     }
-    let name = if respect { RESPECTING } else { IGNORING };
+    let name = names[usize::from(respect)];
     g.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]);
     Ok(Some(Expr::Function(g)))
 }
 
-/// The two aggregates, for the session.
-pub(crate) fn aggregates() -> [AggregateUDF; 2] {
+/// The four aggregates, for the session.
+pub(crate) fn aggregates() -> [AggregateUDF; 4] {
     [
-        AggregateUDF::from(PercentileDisc::new(IGNORING, false)),
-        AggregateUDF::from(PercentileDisc::new(RESPECTING, true)),
+        AggregateUDF::from(Percentile::new(DISC[0], false, false)),
+        AggregateUDF::from(Percentile::new(DISC[1], true, false)),
+        AggregateUDF::from(Percentile::new(CONT[0], false, true)),
+        AggregateUDF::from(Percentile::new(CONT[1], true, true)),
     ]
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct PercentileDisc {
+struct Percentile {
     name: &'static str,
     respect_nulls: bool,
+    /// PERCENTILE_CONT (else PERCENTILE_DISC).
+    cont: bool,
     signature: Signature,
 }
 
-impl PercentileDisc {
-    fn new(name: &'static str, respect_nulls: bool) -> Self {
-        PercentileDisc {
+impl Percentile {
+    fn new(name: &'static str, respect_nulls: bool, cont: bool) -> Self {
+        Percentile {
             name,
             respect_nulls,
+            cont,
             signature: Signature::any(2, Volatility::Immutable),
         }
     }
 }
 
-impl AggregateUDFImpl for PercentileDisc {
+impl AggregateUDFImpl for Percentile {
     fn name(&self) -> &str {
         self.name
     }
@@ -87,7 +101,19 @@ impl AggregateUDFImpl for PercentileDisc {
     }
 
     fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
+        let decimal =
+            |t: &DataType| matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
         match args {
+            // NUMERIC and BIGNUMERIC stay exact when the percentile is one of them too;
+            // anything else is FLOAT64.
+            [t, p] if self.cont && decimal(t) && decimal(p) => Ok(t.clone()),
+            [t, p] if self.cont && (t.is_numeric() || *t == DataType::Null) && p.is_numeric() => {
+                Ok(DataType::Float64)
+            }
+            [_, _] if self.cont => plan_err!(
+                "No matching signature for function PERCENTILE_CONT: it takes a FLOAT64, \
+                 NUMERIC or BIGNUMERIC value and percentile"
+            ),
             [t, p] if p.is_numeric() || *p == DataType::Null => Ok(t.clone()),
             _ => plan_err!(
                 "No matching signature for function PERCENTILE_DISC: it takes a value and a \
@@ -101,6 +127,7 @@ impl AggregateUDFImpl for PercentileDisc {
             values: Vec::new(),
             percentile: None,
             respect_nulls: self.respect_nulls,
+            cont: self.cont,
             data_type: args.return_field.data_type().clone(),
         }))
     }
@@ -122,12 +149,13 @@ impl AggregateUDFImpl for PercentileDisc {
     }
 }
 
-/// The values of a partition, and its percentile.
+/// The values of a partition (of the result's type), and its percentile.
 #[derive(Debug)]
 struct Values {
     values: Vec<ScalarValue>,
     percentile: Option<f64>,
     respect_nulls: bool,
+    cont: bool,
     data_type: DataType,
 }
 
@@ -149,7 +177,12 @@ impl Accumulator for Values {
                 self.percentile = percentile_of(&ScalarValue::try_from_array(p, i)?)?;
             }
             if self.respect_nulls || x.is_valid(i) {
-                self.values.push(ScalarValue::try_from_array(x, i)?);
+                let v = ScalarValue::try_from_array(x, i)?;
+                self.values.push(if self.cont {
+                    v.cast_to(&self.data_type)?
+                } else {
+                    v
+                });
             }
         }
         Ok(())
@@ -160,6 +193,9 @@ impl Accumulator for Values {
             Some(p) if (0.0..=1.0).contains(&p) => p,
             Some(p) => return exec_err!("Percentile argument must be in [0, 1]; got {p}"),
             None if self.values.is_empty() => return ScalarValue::try_from(&self.data_type),
+            None if self.cont => {
+                return exec_err!("Percentile argument of PERCENTILE_CONT cannot be NULL");
+            }
             None => return exec_err!("Percentile argument of PERCENTILE_DISC cannot be NULL"),
         };
         if self.values.is_empty() {
@@ -169,6 +205,11 @@ impl Accumulator for Values {
         self.values
             .sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
         let n = self.values.len();
+        if self.cont {
+            let rank = p * (n - 1) as f64;
+            let (lo, hi) = (rank.floor() as usize, (rank.ceil() as usize).min(n - 1));
+            return interpolate(&self.values[lo], &self.values[hi], rank - rank.floor());
+        }
         let index = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
         Ok(self.values[index].clone())
     }
@@ -206,9 +247,43 @@ impl Accumulator for Values {
     }
 }
 
+/// The value a fraction `f` of the way from `lo` to `hi` (FLOAT64, or NUMERIC and
+/// BIGNUMERIC rounded to their scale); where one of them is NULL, the other.
+fn interpolate(lo: &ScalarValue, hi: &ScalarValue, f: f64) -> DfResult<ScalarValue> {
+    if f == 0.0 || hi.is_null() {
+        return Ok(lo.clone());
+    }
+    if lo.is_null() {
+        return Ok(hi.clone());
+    }
+    match (lo, hi) {
+        (ScalarValue::Float64(Some(a)), ScalarValue::Float64(Some(b))) => {
+            Ok(ScalarValue::Float64(Some(a + (b - a) * f)))
+        }
+        (ScalarValue::Decimal128(Some(a), p, s), ScalarValue::Decimal128(Some(b), _, _)) => {
+            let step = ((b - a) as f64 * f).round() as i128;
+            Ok(ScalarValue::Decimal128(Some(a + step), *p, *s))
+        }
+        (ScalarValue::Decimal256(Some(a), p, s), ScalarValue::Decimal256(Some(b), _, _)) => {
+            let diff = b.wrapping_sub(*a);
+            let step = i256_to_f64(diff)
+                .and_then(|d| datafusion::arrow::datatypes::i256::from_f64((d * f).round()))
+                .unwrap_or_default();
+            Ok(ScalarValue::Decimal256(Some(a.wrapping_add(step)), *p, *s))
+        }
+        _ => exec_err!("PERCENTILE_CONT of {lo:?} and {hi:?}"),
+    }
+}
+
+/// A 256-bit integer as the nearest double.
+fn i256_to_f64(v: datafusion::arrow::datatypes::i256) -> Option<f64> {
+    v.to_string().parse().ok()
+}
+
 /// The functions this file makes, for the registry (the aggregates are added by
 /// [`aggregates`]).
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Navigation, &["PERCENTILE_DISC(T, FLOAT64) -> T"], percentile_disc),
+    Function::rewrite(Family::Navigation, &["PERCENTILE_CONT(FLOAT64, FLOAT64) -> FLOAT64"], percentile_cont),
 ];

@@ -1,16 +1,18 @@
 //! The JSON operators, planned where DataFusion plans struct and array access: `json.key`,
 //! `json['key']` and `json[index]` (a column's `t.j.key` too) on a JSON value, and an array
-//! literal of JSON values as an `ARRAY<JSON>` (DataFusion's would lose the JSON tag).
+//! literal of JSON values as an `ARRAY<JSON>` (DataFusion's would lose the JSON tag). A bare
+//! `array[i]` is BigQuery's `array[OFFSET(i)]` (DataFusion's counts from 1 and from the end).
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::Field;
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::{Column, DFSchema, Result as DfResult, ScalarValue, TableReference};
-use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawFieldAccessExpr};
-use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, lit};
+use datafusion::logical_expr::{Expr, ExprSchemable, GetFieldAccess, Operator, lit};
 
 use super::{array_literal_udf, is_json, subscript_udf};
+use crate::sql::functions::array::bigq_array_at;
 
 /// Plans the JSON operators before DataFusion's own planners.
 #[derive(Debug)]
@@ -29,7 +31,21 @@ impl ExprPlanner for JsonPlanner {
         access: RawFieldAccessExpr,
         schema: &DFSchema,
     ) -> DfResult<PlannerResult<RawFieldAccessExpr>> {
-        let json = access.expr.to_field(schema).is_ok_and(|(_, f)| is_json(&f));
+        let field = access.expr.to_field(schema).ok().map(|(_, f)| f);
+        let json = field.as_ref().is_some_and(|f| is_json(f));
+        let array = field.as_ref().is_some_and(|f| {
+            matches!(
+                f.data_type(),
+                DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+            )
+        });
+        if array && let GetFieldAccess::ListIndex { key } = access.field_access {
+            let ordinal =
+                Expr::BinaryExpr(BinaryExpr::new(key, Operator::Plus, Box::new(lit(1i64))));
+            return Ok(PlannerResult::Planned(Expr::ScalarFunction(
+                ScalarFunction::new_udf(Arc::new(bigq_array_at()), vec![access.expr, ordinal]),
+            )));
+        }
         if !json {
             return Ok(PlannerResult::Original(access));
         }
