@@ -163,6 +163,42 @@ pub(super) fn cast_type(kind: &mut CastKind, data_type: &mut ast::DataType) {
     }
 }
 
+/// `CAST(x AS BIGNUMERIC(P[, S]))`: the value rounded to the type's digits, as a
+/// BIGNUMERIC (a cast to the decimal of those digits, then to BIGNUMERIC's own). NUMERIC(P, S)
+/// needs no such step: a decimal of at most 38 digits is a NUMERIC already.
+pub(super) fn parameterized_bignumeric(e: &mut Expr) {
+    let Expr::Cast {
+        kind,
+        expr,
+        data_type,
+        format,
+        array,
+    } = e
+    else {
+        return;
+    };
+    let (p, s) = match data_type {
+        ast::DataType::BigNumeric(info) | ast::DataType::BigDecimal(info) => match info {
+            ast::ExactNumberInfo::Precision(p) => (*p, 0),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+            ast::ExactNumberInfo::None => return,
+        },
+        _ => return,
+    };
+    if *kind == CastKind::SafeCast {
+        *kind = CastKind::TryCast;
+    }
+    let inner = Expr::Cast {
+        kind: kind.clone(),
+        expr: std::mem::replace(expr, Box::new(Expr::value(Value::Null))),
+        data_type: ast::DataType::Decimal(ast::ExactNumberInfo::PrecisionAndScale(p, s)),
+        format: format.take(),
+        array: *array,
+    };
+    **expr = inner;
+    *data_type = ast::DataType::Decimal(ast::ExactNumberInfo::PrecisionAndScale(76, 38));
+}
+
 /// `CAST([(1, 'x'), ..] AS ARRAY<STRUCT<a INT64, b STRING>>)` (how a typed array literal
 /// arrives): each tuple or unnamed struct element a struct with the type's field names.
 pub(super) fn typed_struct_array(expr: &mut Expr, data_type: &ast::DataType) {
@@ -422,8 +458,55 @@ pub(super) fn select_as_struct(q: &mut ast::Query) -> BqResult<()> {
     Ok(())
 }
 
+/// A tuple `(1, 'a')` where a value is expected (a SELECT item, an array element): the
+/// anonymous STRUCT it is, whose fields BigQuery names `_field_1`, `_field_2`, ...
+pub(super) fn tuple_struct(items: &mut Vec<Expr>) -> Expr {
+    let values = std::mem::take(items)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| Expr::Named {
+            expr: Box::new(v),
+            name: Ident::new(format!("_field_{}", i + 1)),
+        })
+        .collect();
+    Expr::Struct {
+        values,
+        fields: Vec::new(),
+    }
+}
+
+/// The tuples among a query's SELECT items as the STRUCTs they are.
+pub(super) fn tuple_select_items(q: &mut ast::Query) {
+    fn walk(body: &mut ast::SetExpr) {
+        match body {
+            ast::SetExpr::Select(s) => {
+                for item in &mut s.projection {
+                    if let ast::SelectItem::UnnamedExpr(e)
+                    | ast::SelectItem::ExprWithAlias { expr: e, .. } = item
+                        && let Expr::Tuple(items) = e
+                    {
+                        *e = tuple_struct(items);
+                    }
+                }
+            }
+            ast::SetExpr::SetOperation { left, right, .. } => {
+                walk(left);
+                walk(right);
+            }
+            _ => {}
+        }
+    }
+    walk(&mut q.body);
+}
+
 /// `[STRUCT(1 AS a), STRUCT(2), (3)]`: later structs and tuples take the first one's names.
 pub(super) fn struct_array_names(arr: &mut ast::Array) {
+    if let Some(Expr::Tuple(items)) = arr.elem.first_mut() {
+        let first = tuple_struct(items);
+        if let Some(el) = arr.elem.first_mut() {
+            *el = first;
+        }
+    }
     let names: Option<Vec<Ident>> = match arr.elem.first() {
         Some(Expr::Struct { values, .. }) => values
             .iter()

@@ -4,7 +4,7 @@
 //! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
 //! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
 //! operations and recursive CTEs checked (`set_operations`, `recursive`), `GROUP BY ()` as
-//! the grand total it is (`grouping`); calls
+//! the grand total it is (`grouping`), named windows as the windows they name (`windows`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
 //! text, before parsing, `typed_arrays` the typed array literals, and `set_options`
@@ -27,6 +27,7 @@ mod subqueries;
 mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;
+mod windows;
 
 pub(crate) use self::lateral::LateralUnnest;
 pub(crate) use self::operators::TypedOperators;

@@ -1,6 +1,8 @@
 //! Operators DataFusion reads otherwise: arithmetic with BigQuery's types and errors, `x ± INTERVAL` typed as
-//! BigQuery types it, `x IN UNNEST(array)`, and array subscripts `[OFFSET(i)]` and
+//! BigQuery types it, `x IN UNNEST(array)` with BigQuery's NULLs, and array subscripts `[OFFSET(i)]` and
 //! `[ORDINAL(i)]`.
+
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
@@ -16,7 +18,10 @@ use datafusion::sql::sqlparser::ast::{self, BinaryOperator, Expr, Value};
 use crate::sql::ast::{binary, call, function_args, function_name, number};
 use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
-use crate::sql::functions::{cast_int64_udf, cast_string_udf, casts_to_int64, casts_to_string};
+use crate::sql::functions::{
+    bigq_datetime_minus, cast_int64_udf, cast_string_udf, casts_to_int64, casts_to_string,
+    is_datetime_minus,
+};
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
 /// (DATE + INTERVAL is a DATETIME in BigQuery; DataFusion keeps DATE).
@@ -61,9 +66,11 @@ pub(super) fn bitwise_not(expr: &mut Expr) -> Expr {
     call("bigq_bit_not", vec![x])
 }
 
-/// `x [NOT] IN UNNEST(array)` as `[NOT] array_has(array, x)`.
+/// `x [NOT] IN UNNEST(array)` as `[NOT] bigq_in_array(x, array)`: BigQuery's three-valued
+/// IN (NULL where no element equals `x` but one is NULL, or `x` is NULL; FALSE for an
+/// empty array), which `array_has` is not.
 pub(super) fn in_unnest(expr: &Expr, array_expr: &Expr, negated: bool) -> Expr {
-    let has = call("array_has", vec![array_expr.clone(), expr.clone()]);
+    let has = call("bigq_in_array", vec![expr.clone(), array_expr.clone()]);
     if negated {
         Expr::UnaryOp {
             op: ast::UnaryOperator::Not,
@@ -75,8 +82,8 @@ pub(super) fn in_unnest(expr: &Expr, array_expr: &Expr, negated: bool) -> Expr {
 }
 
 /// `array[OFFSET(i)]` and `array[ORDINAL(i)]` as `bigq_array_at`, which raises
-/// BigQuery's error for an index out of bounds; `SAFE_OFFSET`/`SAFE_ORDINAL` as DataFusion's
-/// 1-based subscripts, NULL out of bounds. The whole access, when it changed.
+/// BigQuery's error for an index out of bounds; `SAFE_OFFSET`/`SAFE_ORDINAL` as
+/// `bigq_array_safe_at`, NULL out of bounds. The whole access, when it changed.
 pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr>) -> Option<Expr> {
     let mut base: Option<Expr> = None;
     let mut rest: Vec<ast::AccessExpr> = Vec::new();
@@ -109,18 +116,13 @@ pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr
                     continue;
                 }
             },
-            // A bare `[i]` is left to DataFusion: on JSON it is a member or element access.
+            // A bare `[i]` is planned by its operand's type (`functions::json::planner`): an
+            // array's `[OFFSET(i)]`, a JSON value's member or element.
             _ => {
                 rest.push(a);
                 continue;
             }
         };
-        if !checked {
-            rest.push(ast::AccessExpr::Subscript(ast::Subscript::Index {
-                index: i,
-            }));
-            continue;
-        }
         let array = match base.take() {
             None if rest.is_empty() => std::mem::replace(root, Expr::value(Value::Null)),
             None => Expr::CompoundFieldAccess {
@@ -133,7 +135,12 @@ pub(super) fn subscripts(root: &mut Expr, access_chain: &mut Vec<ast::AccessExpr
                 access_chain: std::mem::take(&mut rest),
             },
         };
-        base = Some(call("bigq_array_at", vec![array, i]));
+        let udf = if checked {
+            "bigq_array_at"
+        } else {
+            "bigq_array_safe_at"
+        };
+        base = Some(call(udf, vec![array, i]));
     }
     match base {
         None => {
@@ -187,6 +194,11 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             if matches!(b.op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
             let (lt, rt) = (b.left.get_type(schema)?, b.right.get_type(schema)?);
+            if b.op == Operator::Minus && is_datetime_minus(&lt, &rt) {
+                let args = vec![*b.left, *b.right];
+                let call = ScalarFunction::new_udf(Arc::new(bigq_datetime_minus()), args);
+                return Ok(Transformed::yes(DfExpr::ScalarFunction(call)));
+            }
             let numeric =
                 |t: &DataType| *t != DataType::Null && supertype(std::slice::from_ref(t)).is_some();
             let Some(t) =

@@ -10,7 +10,7 @@ use datafusion::sql::sqlparser::ast::{
 
 use super::{
     grouping, literals, operators, pivot, placeholders, recursive, result_names, set_operations,
-    subqueries, tables, unnest,
+    subqueries, tables, unnest, windows,
 };
 use crate::catalog::Catalog;
 use crate::error::{BqError, BqResult};
@@ -99,6 +99,10 @@ impl Rewriter<'_> {
                 expr,
                 ..
             } => *e = functions::json_cast(std::mem::replace(expr, Expr::value(Value::Null))),
+            Expr::Cast {
+                data_type: ast::DataType::BigNumeric(info) | ast::DataType::BigDecimal(info),
+                ..
+            } if *info != ast::ExactNumberInfo::None => literals::parameterized_bignumeric(e),
             Expr::Cast {
                 kind,
                 data_type,
@@ -231,6 +235,10 @@ impl VisitorMut for Rewriter<'_> {
             return ControlFlow::Break(e);
         }
         grouping::empty_grouping_sets(q);
+        literals::tuple_select_items(q);
+        if let Err(e) = windows::resolve(q) {
+            return ControlFlow::Break(e);
+        }
         unnest::correlated_paths(q);
         if let Err(e) = set_operations::check(&q.body) {
             return ControlFlow::Break(e);
