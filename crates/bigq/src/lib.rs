@@ -115,6 +115,12 @@
 //! for, when it says); a query that fails with a retryable job error is run again by
 //! [`query::QueryBuilder::job_retry`], under a policy of its own.
 #![warn(missing_docs)]
+// Bytes from servers and values from users must never panic: every unwrap, expect, index or
+// slice left in non-test code carries a narrow allow saying why it cannot fail.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod admin;
 mod auth;

@@ -336,7 +336,7 @@ fn diff(
     let mut renamed_to = Vec::new();
     for (i, l) in live.iter().enumerate() {
         let path = format!("{prefix}{}", l.name);
-        let Some(w) = find(want, &l.name).map(|j| &want[j]) else {
+        let Some(w) = find(want, &l.name).and_then(|j| want.get(j)) else {
             // Same place, type and mode under a name the table lacks: a rename.
             let rename = want.get(i).filter(|w| {
                 find(live, &w.name).is_none()

@@ -116,10 +116,9 @@ impl Client {
             .and_then(|e| e.as_array())
             .map(|a| a.iter().map(InsertError::from_json).collect())
             .unwrap_or_default();
-        if errors.is_empty() {
+        let Some(first) = errors.first() else {
             return Ok(());
-        }
-        let first = &errors[0];
+        };
         let mut e = Error::api(
             200,
             first.reason.clone(),

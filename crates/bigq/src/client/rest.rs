@@ -143,7 +143,8 @@ pub(crate) fn api_error(status: u16, body: &[u8]) -> Error {
             Error::api(status, reason, message)
         }
         Err(_) => {
-            let text = String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned();
+            let head = body.get(..body.len().min(512)).unwrap_or_default();
+            let text = String::from_utf8_lossy(head).into_owned();
             Error::api(
                 status,
                 None,

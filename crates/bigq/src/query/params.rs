@@ -207,8 +207,8 @@ impl Param {
     pub(crate) fn to_json(&self, name: Option<&str>) -> Value {
         let mut v =
             json!({ "parameterType": self.ty.to_json(), "parameterValue": self.value.to_json() });
-        if let Some(n) = name {
-            v["name"] = Value::String(n.to_string());
+        if let (Some(n), Some(fields)) = (name, v.as_object_mut()) {
+            fields.insert("name".into(), Value::String(n.to_string()));
         }
         v
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bigq_codec::json::ResponseDecoder;
 use bigq_codec::schema::TableSchema;
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::request::QueryRequest;
 use super::response::{QueryStats, ResultPage};
@@ -17,31 +17,31 @@ use crate::ids::TableId;
 /// The `jobs.query` body; the server waits up to `wait` before answering "not complete".
 pub(crate) fn query_body(req: &QueryRequest, request_id: &str, wait: Duration) -> Result<Value> {
     let mut body = query_fields(req)?;
-    body["requestId"] = request_id.into();
-    body["jobCreationMode"] = if req.job_creation_required {
+    body.insert("requestId".into(), request_id.into());
+    let mode = if req.job_creation_required {
         "JOB_CREATION_REQUIRED"
     } else {
         "JOB_CREATION_OPTIONAL"
-    }
-    .into();
-    body["formatOptions"] = json!({ "useInt64Timestamp": true });
-    body["timeoutMs"] = (wait.as_millis() as u64).into();
+    };
+    body.insert("jobCreationMode".into(), mode.into());
+    body.insert("formatOptions".into(), json!({ "useInt64Timestamp": true }));
+    body.insert("timeoutMs".into(), (wait.as_millis() as u64).into());
     if let Some(l) = &req.location {
-        body["location"] = l.clone().into();
+        body.insert("location".into(), l.clone().into());
     }
     if req.dry_run {
-        body["dryRun"] = true.into();
+        body.insert("dryRun".into(), true.into());
     }
     if !req.labels.is_empty() {
-        body["labels"] = json!(req.labels);
+        body.insert("labels".into(), json!(req.labels));
     }
     if let Some(n) = req.page_size {
-        body["maxResults"] = n.into();
+        body.insert("maxResults".into(), n.into());
     }
     if let Some(ms) = req.job_timeout_ms() {
-        body["jobTimeoutMs"] = ms.to_string().into();
+        body.insert("jobTimeoutMs".into(), ms.to_string().into());
     }
-    Ok(body)
+    Ok(Value::Object(body))
 }
 
 /// The `jobs.insert` body of a query job, writing into `destination` when given; the job
@@ -53,51 +53,64 @@ pub(crate) fn job_body(
 ) -> Result<Value> {
     let mut query = query_fields(req)?;
     if let Some(destination) = destination {
-        query["destinationTable"] = json!({
-            "projectId": destination.project,
-            "datasetId": destination.dataset,
-            "tableId": destination.table,
-        });
+        query.insert(
+            "destinationTable".into(),
+            json!({
+                "projectId": destination.project,
+                "datasetId": destination.dataset,
+                "tableId": destination.table,
+            }),
+        );
     }
     if let Some(w) = req.write_disposition {
-        query["writeDisposition"] = w.as_str().into();
+        query.insert("writeDisposition".into(), w.as_str().into());
     }
-    let mut job_reference = json!({ "projectId": req.project, "jobId": job_id });
+    let mut job_reference = Map::new();
+    job_reference.insert("projectId".into(), req.project.clone().into());
+    job_reference.insert("jobId".into(), job_id.into());
     if let Some(l) = &req.location {
-        job_reference["location"] = l.clone().into();
+        job_reference.insert("location".into(), l.clone().into());
     }
-    let mut body = json!({ "jobReference": job_reference, "configuration": { "query": query } });
+    let mut configuration = Map::new();
+    configuration.insert("query".into(), Value::Object(query));
     if req.dry_run {
-        body["configuration"]["dryRun"] = true.into();
+        configuration.insert("dryRun".into(), true.into());
     }
     if !req.labels.is_empty() {
-        body["configuration"]["labels"] = json!(req.labels);
+        configuration.insert("labels".into(), json!(req.labels));
     }
     if let Some(ms) = req.job_timeout_ms() {
-        body["configuration"]["jobTimeoutMs"] = ms.to_string().into();
+        configuration.insert("jobTimeoutMs".into(), ms.to_string().into());
     }
-    Ok(body)
+    Ok(json!({ "jobReference": job_reference, "configuration": configuration }))
 }
 
 /// The fields `jobs.query` and a query job's configuration share.
-fn query_fields(req: &QueryRequest) -> Result<Value> {
+fn query_fields(req: &QueryRequest) -> Result<Map<String, Value>> {
     req.check_params()?;
-    let mut body = json!({ "query": req.sql, "useLegacySql": false });
+    let mut body = Map::new();
+    body.insert("query".into(), req.sql.clone().into());
+    body.insert("useLegacySql".into(), false.into());
     if !req.named.is_empty() {
-        body["parameterMode"] = "NAMED".into();
-        body["queryParameters"] = req.named.iter().map(|(n, p)| p.to_json(Some(n))).collect();
+        body.insert("parameterMode".into(), "NAMED".into());
+        let params = req.named.iter().map(|(n, p)| p.to_json(Some(n))).collect();
+        body.insert("queryParameters".into(), params);
     } else if !req.positional.is_empty() {
-        body["parameterMode"] = "POSITIONAL".into();
-        body["queryParameters"] = req.positional.iter().map(|p| p.to_json(None)).collect();
+        body.insert("parameterMode".into(), "POSITIONAL".into());
+        let params = req.positional.iter().map(|p| p.to_json(None)).collect();
+        body.insert("queryParameters".into(), params);
     }
     if let Some(d) = &req.default_dataset {
-        body["defaultDataset"] = json!({ "projectId": d.project, "datasetId": d.dataset });
+        body.insert(
+            "defaultDataset".into(),
+            json!({ "projectId": d.project, "datasetId": d.dataset }),
+        );
     }
     if let Some(b) = req.maximum_bytes_billed {
-        body["maximumBytesBilled"] = b.to_string().into();
+        body.insert("maximumBytesBilled".into(), b.to_string().into());
     }
     if let Some(c) = req.use_query_cache {
-        body["useQueryCache"] = c.into();
+        body.insert("useQueryCache".into(), c.into());
     }
     Ok(body)
 }

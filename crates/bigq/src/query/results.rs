@@ -196,9 +196,9 @@ fn has_order_by(sql: &str) -> bool {
     let upper = sql.to_ascii_uppercase();
     let mut rest = upper.as_str();
     while let Some(i) = rest.find("ORDER") {
-        let after = &rest[i + 5..];
+        let after = rest.get(i + 5..).unwrap_or_default();
         let trimmed = after.trim_start();
-        let word_start = i == 0 || !is_ident(rest.as_bytes()[i - 1]);
+        let word_start = i == 0 || !rest.as_bytes().get(i - 1).is_some_and(|b| is_ident(*b));
         if word_start
             && trimmed.len() < after.len()
             && trimmed.starts_with("BY")

@@ -88,7 +88,10 @@ pub(crate) fn split(message: Bytes) -> Result<ReadResponse, Status> {
             continue;
         }
         skip_field(wire, tag, &mut buf, DecodeContext::default()).map_err(malformed)?;
-        rest.extend_from_slice(&message[start..message.len() - buf.remaining()]);
+        let field = message
+            .get(start..message.len() - buf.remaining())
+            .ok_or_else(|| malformed("a field runs past the end of the message"))?;
+        rest.extend_from_slice(field);
     }
     let rest = ReadRowsResponse::decode(rest.as_slice()).map_err(malformed)?;
     // A later Avro field replaces an earlier Arrow one (one `oneof`), as prost would have it.

@@ -1463,13 +1463,14 @@ impl Core {
                     message: r.message.clone(),
                 })
                 .collect();
-            let first = &rows[0];
+            let first = rows
+                .first()
+                .map(|r| format!("row {}: {}", r.row, r.message))
+                .unwrap_or_default();
             let message = format!(
-                "BigQuery refused {} row(s) of a request of {} (row {}: {}); none of the request was written",
+                "BigQuery refused {} row(s) of a request of {} ({first}); none of the request was written",
                 rows.len(),
                 front.rows,
-                first.row,
-                first.message
             );
             return Outcome::Fail(
                 Error::api(400, Some("invalid".into()), message).with_row_errors(rows),
