@@ -1,12 +1,15 @@
 //! The emulator under stress: cancelled and timed-out jobs roll back, `insertId`
-//! de-duplication, the memory budget, read timeouts on the REST port, and the fault layer
-//! driven over HTTP (in-process and from the binary).
+//! de-duplication, the memory budget, idle sessions, streams and results expiring, read
+//! timeouts on the REST port, and the fault layer driven over HTTP (in-process and from the
+//! binary).
 
 use std::time::{Duration, Instant};
 
 use bigq_emulator::{Emulator, Expiry, ReadTimeouts};
 use gcloud_sdk::google::cloud::bigquery::storage::v1::{
-    CreateReadSessionRequest, DataFormat, ReadSession, big_query_read_client::BigQueryReadClient,
+    CreateReadSessionRequest, CreateWriteStreamRequest, DataFormat, GetWriteStreamRequest,
+    ReadRowsRequest, ReadSession, WriteStream, big_query_read_client::BigQueryReadClient,
+    big_query_write_client::BigQueryWriteClient, write_stream,
 };
 use gcloud_sdk::google::rpc::{RetryInfo, Status as RpcStatus};
 use gcloud_sdk::prost::Message;
@@ -386,6 +389,107 @@ async fn read_sessions_read_to_the_end_are_freed() {
         Err(e) => e,
     };
     assert_eq!(e.code(), Code::NotFound, "{e:?}");
+}
+
+#[tokio::test]
+async fn idle_read_sessions_write_streams_and_old_results_expire() {
+    let short = Duration::from_millis(1500);
+    let emu = Emulator::builder()
+        .with_project("p")
+        .with_expiry(Expiry {
+            read_idle: short,
+            write_idle: short,
+            job_results: short,
+            ..Expiry::default()
+        })
+        .start()
+        .await
+        .unwrap();
+    let rest = Rest::new(&emu);
+    rest.dataset("ds").await;
+    rest.query("CREATE TABLE ds.r AS SELECT n FROM UNNEST(GENERATE_ARRAY(1, 5000)) AS n")
+        .await;
+    let channel = common::channel(&emu).await;
+    // A read session nobody reads, a PENDING write stream nobody writes to, a finished
+    // query job whose rows nobody fetches.
+    let mut read = BigQueryReadClient::new(channel.clone());
+    let session = read
+        .create_read_session(CreateReadSessionRequest {
+            parent: "projects/p".into(),
+            read_session: Some(ReadSession {
+                table: "projects/p/datasets/ds/tables/r".into(),
+                data_format: DataFormat::Arrow as i32,
+                ..Default::default()
+            }),
+            max_stream_count: 1,
+            preferred_min_stream_count: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut write = BigQueryWriteClient::new(channel);
+    let stream = write
+        .create_write_stream(CreateWriteStreamRequest {
+            parent: "projects/p/datasets/ds/tables/r".into(),
+            write_stream: Some(WriteStream {
+                r#type: write_stream::Type::Pending as i32,
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let job = insert_job(&rest, "SELECT n FROM ds.r", json!({})).await;
+    assert_eq!(job["status"]["state"], "DONE", "{job}");
+    let id = job_id(&job);
+    let before = emu.memory_in_use();
+    assert!(before > 0, "the session and the result are counted");
+
+    // Well within the limit, each is still there.
+    let got = write
+        .get_write_stream(GetWriteStreamRequest {
+            name: stream.name.clone(),
+            ..Default::default()
+        })
+        .await;
+    assert!(got.is_ok(), "{got:?}");
+
+    // Past it (and a sweep), each is gone, and so is the memory it held.
+    tokio::time::sleep(short * 3).await;
+    let req = ReadRowsRequest {
+        read_stream: session.streams[0].name.clone(),
+        offset: 0,
+        ..Default::default()
+    };
+    let e = match read.read_rows(req).await {
+        Ok(c) => c.into_inner().message().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    let e = write
+        .get_write_stream(GetWriteStreamRequest {
+            name: stream.name.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    // As BigQuery answers for a stream it does not know (recorded).
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().starts_with("Invalid stream name"), "{e:?}");
+    let (status, v) = rest_get_status(&rest, &format!("/queries/{id}")).await;
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(v["error"]["errors"][0]["reason"], "notFound", "{v}");
+    assert_eq!(
+        rest.get(&format!("/jobs/{id}")).await["status"]["state"],
+        "DONE"
+    );
+    // What is left is the table's encoding kept for sessions to come, which the budget
+    // bounds; the result's rows and the session are gone.
+    let after = emu.memory_in_use();
+    assert!(
+        after < before,
+        "{after} bytes held after expiry, {before} before"
+    );
 }
 
 #[tokio::test]
