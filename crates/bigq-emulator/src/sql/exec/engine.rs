@@ -23,8 +23,8 @@ use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
-    LateralUnnest, TypedOperators, anonymous_unnests, expand_struct_unnests, pivot, pivot_input,
-    rewrite_query, unnest_scopes,
+    LateralUnnest, TypedOperators, anonymous_unnests, expand_struct_stars, expand_struct_unnests,
+    pivot, pivot_input, rewrite_query, struct_stars, unnest_scopes,
 };
 use crate::sql::types::{self, range_element};
 
@@ -147,6 +147,7 @@ impl Engine {
         let state = self.ctx.state();
         self.expand_pivots(&mut q, &state).await?;
         self.expand_struct_unnests(&mut q, &state).await?;
+        self.expand_struct_stars(&mut q, &state).await?;
         let plan = state
             .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
             .await
@@ -263,6 +264,44 @@ impl Engine {
             );
         }
         expand_struct_unnests(q, &fields)
+    }
+
+    /// Makes each `s.*` of a STRUCT value in the query's SELECT lists the struct's fields:
+    /// each value's type is learnt by planning it over its SELECT's FROM clause.
+    async fn expand_struct_stars(
+        &self,
+        q: &mut Query,
+        state: &datafusion::execution::SessionState,
+    ) -> BqResult<()> {
+        let stars = struct_stars(q, |e| self.select_of(e))?;
+        if stars.is_empty() {
+            return Ok(());
+        }
+        let mut fields = Vec::with_capacity(stars.len());
+        for star in &stars {
+            let planned = state
+                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(
+                    star.probe.clone(),
+                ))))
+                .await;
+            // A value that does not plan here is left for the query's own planning to
+            // report; one that plans as anything but a STRUCT has no fields to expand.
+            fields.push(match planned {
+                Ok(plan) => match plan.schema().field(0).data_type() {
+                    t @ DataType::Struct(fs) if range_element(t).is_none() => {
+                        Some(fs.iter().map(|f| f.name().clone()).collect())
+                    }
+                    t => {
+                        return Err(BqError::invalid_query(format!(
+                            "Dot-star is not supported for type {}",
+                            functions::bq_type_name(t)
+                        )));
+                    }
+                },
+                Err(_) => None,
+            });
+        }
+        expand_struct_stars(q, stars, &fields)
     }
 
     /// `SELECT expr`, for an expression already in the AST.

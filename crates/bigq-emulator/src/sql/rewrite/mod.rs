@@ -1,5 +1,6 @@
 //! GoogleSQL → DataFusion SQL, as rewrites of the parsed AST, one file per thing rewritten:
-//! the tables a query reads (`tables`, `information_schema`, `unnest`, `pivot`), the names of its
+//! the tables a query reads (`tables`, `information_schema`, `unnest`, `pivot`), `s.*` of a
+//! STRUCT (`struct_star`), the names of its
 //! result columns (`result_names`), query parameters and script variables
 //! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
 //! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
@@ -23,6 +24,7 @@ mod recursive;
 mod result_names;
 mod set_operations;
 pub(crate) mod set_options;
+mod struct_star;
 mod subqueries;
 mod tables;
 pub(crate) mod typed_arrays;
@@ -33,4 +35,5 @@ pub(crate) use self::lateral::LateralUnnest;
 pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::pivot::{pivot, pivot_input};
 pub(crate) use self::query::{rewrite_query, rewrite_statement};
+pub(crate) use self::struct_star::{expand_struct_stars, struct_stars};
 pub(crate) use self::unnest::{anonymous_unnests, expand_struct_unnests, unnest_scopes};
