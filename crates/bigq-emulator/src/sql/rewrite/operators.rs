@@ -7,7 +7,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result as DfResult, plan_err};
+use datafusion::common::{DFSchema, Result as DfResult, ScalarValue, plan_err};
 use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
@@ -231,6 +231,30 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             let call = ScalarFunction::new_udf(operator_udf(Op::Neg), vec![*inner]);
             Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
         }
+        // A STRUCT cast to a STRUCT goes field by field, by position (Arrow's cast matches
+        // fields by name): how BigQuery casts, and compares `STRUCT(1 AS a) = STRUCT(1 AS b)`.
+        DfExpr::Cast(Cast { expr, field })
+            if renames_struct(&expr.get_type(schema)?, field.data_type()) =>
+        {
+            let from = expr.get_type(schema)?;
+            Ok(Transformed::yes(positional_cast(
+                *expr,
+                &from,
+                field.data_type(),
+                false,
+            )))
+        }
+        DfExpr::TryCast(TryCast { expr, field })
+            if renames_struct(&expr.get_type(schema)?, field.data_type()) =>
+        {
+            let from = expr.get_type(schema)?;
+            Ok(Transformed::yes(positional_cast(
+                *expr,
+                &from,
+                field.data_type(),
+                true,
+            )))
+        }
         // CAST(x AS INT64) rounds half away from zero; Arrow's cast truncates.
         DfExpr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Int64 && casts_to_int64(&expr.get_type(schema)?) =>
@@ -276,6 +300,42 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             None => plan_err!("SAFE. takes one call"),
         },
         e => Ok(Transformed::no(e)),
+    }
+}
+
+/// Whether a cast from `from` to `to` is of a STRUCT to a STRUCT of as many fields whose
+/// names differ somewhere (at any depth), which Arrow's cast cannot do.
+fn renames_struct(from: &DataType, to: &DataType) -> bool {
+    match (from, to) {
+        (DataType::Struct(f), DataType::Struct(t)) if f.len() == t.len() => f
+            .iter()
+            .zip(t.iter())
+            .any(|(a, b)| a.name() != b.name() || renames_struct(a.data_type(), b.data_type())),
+        _ => false,
+    }
+}
+
+/// `CAST(e AS to)` field by field, by position, where `e` is a `from`; NULL stays NULL.
+fn positional_cast(e: DfExpr, from: &DataType, to: &DataType, safe: bool) -> DfExpr {
+    use datafusion::functions::core::expr_fn::{get_field, named_struct};
+    use datafusion::logical_expr::{lit, when};
+    match (from, to) {
+        (DataType::Struct(f), DataType::Struct(t)) if f.len() == t.len() => {
+            let mut args = Vec::with_capacity(2 * t.len());
+            for (a, b) in f.iter().zip(t.iter()) {
+                args.push(lit(b.name().as_str()));
+                let value = get_field(e.clone(), a.name().as_str());
+                args.push(positional_cast(value, a.data_type(), b.data_type(), safe));
+            }
+            let null = DfExpr::Cast(Cast::new(Box::new(lit(ScalarValue::Null)), to.clone()));
+            let plain = DfExpr::Cast(Cast::new(Box::new(e.clone()), to.clone()));
+            when(e.is_null(), null)
+                .otherwise(named_struct(args))
+                .unwrap_or(plain)
+        }
+        _ if from == to => e,
+        _ if safe => DfExpr::TryCast(TryCast::new(Box::new(e), to.clone())),
+        _ => DfExpr::Cast(Cast::new(Box::new(e), to.clone())),
     }
 }
 
