@@ -145,7 +145,7 @@ fn every_scalar_type_decodes_as_the_api_expects() {
             ts: Some(1_704_067_200_000_001),
             j: Some(r#"{"a":[1,2]}"#.into()),
             g: Some("POINT(1 2)".into()),
-            iv: Some("1-2 3 4:5:6.5".into()),
+            iv: Some("1-2 3 4:5:6.500".into()),
         }
     );
 }

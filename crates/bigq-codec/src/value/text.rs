@@ -625,7 +625,7 @@ pub fn format_decimal(
     Ok(())
 }
 
-/// Writes an INTERVAL in BigQuery's canonical form, `Y-M D H:M:S[.F]`.
+/// Writes an INTERVAL in BigQuery's canonical form, `Y-M D H:M:S[.FFF[FFF]]`.
 pub fn format_interval(p: IntervalParts, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     let m = p.months as i64;
     let ysign = if m < 0 { "-" } else { "" };
@@ -642,9 +642,16 @@ pub fn format_interval(p: IntervalParts, out: &mut impl std::fmt::Write) -> std:
         (secs / 60) % 60,
         secs % 60
     )?;
+    // The fraction in milli-, micro- or nanoseconds, whichever is the coarsest that holds
+    // it, as BigQuery writes it (`0:0:1.500`, `0:0:0.000001`).
     if frac != 0 {
-        let f = format!("{frac:09}");
-        write!(out, ".{}", f.trim_end_matches('0'))?;
+        if frac % 1_000_000 == 0 {
+            write!(out, ".{:03}", frac / 1_000_000)?;
+        } else if frac % 1_000 == 0 {
+            write!(out, ".{:06}", frac / 1_000)?;
+        } else {
+            write!(out, ".{frac:09}")?;
+        }
     }
     Ok(())
 }
@@ -840,6 +847,18 @@ mod tests {
         let mut s = String::new();
         format_interval(p, &mut s).unwrap();
         assert_eq!(s, "1-2 3 4:5:6.789");
+        // The fraction in milli-, micro- or nanoseconds, as BigQuery writes it.
+        for (text, want) in [
+            (&b"0-0 0 0:0:1.5"[..], "0-0 0 0:0:1.500"),
+            (b"0-0 0 10:20:30.52", "0-0 0 10:20:30.520"),
+            (b"0-0 0 0:0:0.000001", "0-0 0 0:0:0.000001"),
+            (b"0-0 0 0:0:0.1234", "0-0 0 0:0:0.123400"),
+            (b"0-0 0 -0:0:2.25", "0-0 0 -0:0:2.250"),
+        ] {
+            let mut s = String::new();
+            format_interval(parse_interval(text).unwrap(), &mut s).unwrap();
+            assert_eq!(s, want);
+        }
         assert_eq!(parse_interval(b"1-2 3"), None);
         // Out of range, not an overflow.
         assert_eq!(parse_interval(b"9223372036854775807-0 0 0:0:0"), None);

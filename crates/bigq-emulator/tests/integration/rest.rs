@@ -741,7 +741,7 @@ async fn range_interval_literals() {
     assert_eq!(v["schema"]["fields"][0]["type"], "INTERVAL", "{v}");
     assert_eq!(
         cells(&v)[0],
-        vec![json!("-1-2 3 -4:5:6.5"), json!("0-0 0 0:0:0")],
+        vec![json!("-1-2 3 -4:5:6.500"), json!("0-0 0 0:0:0")],
         "{v}"
     );
     let v = c

@@ -514,7 +514,7 @@ fn intervals_of_every_unit() {
     let t: Vec<(String, String)> = from_record_batch(&b).unwrap();
     assert_eq!(
         t[0],
-        ("1-2 0 0:0:0".to_string(), "0-0 2 0:0:1.5".to_string())
+        ("1-2 0 0:0:0".to_string(), "0-0 2 0:0:1.500".to_string())
     );
 }
 

@@ -579,26 +579,16 @@ fn datetime_text(micros: i64) -> Option<String> {
     ))
 }
 
-/// An INTERVAL in BigQuery's canonical text, `Y-M D H:M:S[.F]`.
+/// An INTERVAL in BigQuery's canonical text, `Y-M D H:M:S[.FFF[FFF]]` (bigq-codec's).
 pub(super) fn interval_text(iv: &datafusion::arrow::datatypes::IntervalMonthDayNano) -> String {
-    let months = iv.months;
-    let sign = if months < 0 { "-" } else { "" };
-    let m = months.unsigned_abs();
-    let nanos = iv.nanoseconds;
-    let tsign = if nanos < 0 { "-" } else { "" };
-    let n = nanos.unsigned_abs();
-    let micros = (n / 1000) % 1_000_000;
-    let secs = n / 1_000_000_000;
-    format!(
-        "{sign}{}-{} {} {tsign}{}:{}:{}{}",
-        m / 12,
-        m % 12,
-        iv.days,
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        fraction(micros as i64)
-    )
+    let parts = bigq_codec::value::text::IntervalParts {
+        months: iv.months,
+        days: iv.days,
+        nanos: iv.nanoseconds,
+    };
+    let mut out = String::new();
+    let _ = bigq_codec::value::text::format_interval(parts, &mut out);
+    out
 }
 
 /// `v` as `%t` (text) or `%T` (a literal) shows it.
