@@ -462,6 +462,60 @@ async fn the_default_stream_resends_and_may_duplicate() {
 }
 
 #[tokio::test]
+async fn a_request_sent_on_a_broken_connection_waits_to_be_resent_after_the_older_ones() {
+    // Requests 0-2 go out; the connection breaks after request 1 is appended (2 is never
+    // read), and no response comes back yet. Request 3's send then fails on the broken
+    // connection, and request 4 must not open a connection of its own: its response would
+    // be taken for request 0's and the rows of 1-3 would be lost. It waits, and the
+    // reconnection resends 0-4 in order.
+    let gate = Arc::new(Semaphore::new(0));
+    let fake = Fake {
+        gate: Some(gate.clone()),
+        ..Default::default()
+    };
+    fake.fault(1, Fault::CutAfterAppend);
+    let mut w = client()
+        .await
+        .write("d.t")
+        .max_in_flight(8)
+        .max_batch_rows(50)
+        .schema(schema())
+        .open_with(Arc::new(fake.clone()), fast_retries())
+        .await
+        .unwrap();
+    w.append(&rows(0..150)).await.unwrap();
+    // The server reads requests 0 and 1, and drops the connection.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(fake.state.lock().unwrap().requests.len(), 2);
+    w.append(&rows(150..250)).await.unwrap();
+    gate.add_permits(10_000);
+    let summary = w.finish().await.unwrap();
+    let mut got = ids(&fake.rows(DEFAULT));
+    got.sort();
+    got.dedup();
+    assert_eq!(got, (0..250).collect::<Vec<_>>(), "every row at least once");
+    assert_eq!(summary.rows_written, 250);
+    assert!(summary.retries >= 1, "{summary:?}");
+    // The second connection starts with the oldest unconfirmed request, request 0.
+    let st = fake.state.lock().unwrap();
+    let second = st
+        .requests
+        .iter()
+        .filter(|r| has_schema(r))
+        .nth(1)
+        .expect("a second connection");
+    let first_ids = match &second.rows {
+        Some(append_rows_request::Rows::ProtoRows(p)) => ids(&p
+            .rows
+            .as_ref()
+            .map(|r| r.serialized_rows.clone())
+            .unwrap_or_default()),
+        _ => Vec::new(),
+    };
+    assert_eq!(first_ids.first(), Some(&0), "{first_ids:?}");
+}
+
+#[tokio::test]
 async fn out_of_range_and_unavailable_resend_from_the_last_confirmed_offset() {
     for code in [
         Code::OutOfRange,
