@@ -645,9 +645,9 @@ pub fn format_interval(p: IntervalParts, out: &mut impl std::fmt::Write) -> std:
     // The fraction in milli-, micro- or nanoseconds, whichever is the coarsest that holds
     // it, as BigQuery writes it (`0:0:1.500`, `0:0:0.000001`).
     if frac != 0 {
-        if frac % 1_000_000 == 0 {
+        if frac.is_multiple_of(1_000_000) {
             write!(out, ".{:03}", frac / 1_000_000)?;
-        } else if frac % 1_000 == 0 {
+        } else if frac.is_multiple_of(1_000) {
             write!(out, ".{:06}", frac / 1_000)?;
         } else {
             write!(out, ".{frac:09}")?;
