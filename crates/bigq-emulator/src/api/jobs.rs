@@ -671,57 +671,30 @@ fn job_statement(job: &Job) -> &'static str {
     }
 }
 
-/// `jobs.insert` for a load job: the job, usually done by the time it answers.
-async fn insert_load(
+/// `jobs.insert` for a load or copy job (`kind`, as its dry-run refusal names it) whose
+/// configuration is `configuration` and whose work is `work`: the job, usually done by the
+/// time it answers.
+async fn insert_transfer(
     s: &Arc<AppState>,
     call: &InsertCall,
-    cfg: &Value,
+    kind: &str,
+    configuration: Value,
+    work: impl FnOnce(&AppState, &mut TransferStats) -> Result<(), BqError> + Send + 'static,
 ) -> Result<InsertOutcome, BqError> {
-    let opts = LoadOptions::parse(&call.project, cfg)?;
     if call.dry_run {
-        return Err(BqError::invalid(
-            "Unsupported by bigq-emulator: dryRun for load jobs",
-        ));
+        return Err(BqError::invalid(format!(
+            "Unsupported by bigq-emulator: dryRun for {kind} jobs"
+        )));
     }
     let (job_id, location) = id_and_location(call);
     let job = s.jobs.create(
         &call.project,
         &job_id,
         &location,
-        load::options::configuration(cfg),
+        configuration,
         "REQUESTED",
     )?;
-    spawn_transfer(s, job.clone(), move |s, stats| {
-        let sources = load::read_sources(&s.gcs, &opts.source_uris)?;
-        load::run(&s.catalog, &opts, &sources, stats)
-    });
-    job.wait(Duration::from_secs(10)).await;
-    Ok(InsertOutcome::Job(job))
-}
-
-/// `jobs.insert` for a copy job: the job, usually done by the time it answers.
-async fn insert_copy(
-    s: &Arc<AppState>,
-    call: &InsertCall,
-    cfg: &Value,
-) -> Result<InsertOutcome, BqError> {
-    let opts = CopyOptions::parse(&call.project, cfg)?;
-    if call.dry_run {
-        return Err(BqError::invalid(
-            "Unsupported by bigq-emulator: dryRun for copy jobs",
-        ));
-    }
-    let (job_id, location) = id_and_location(call);
-    let job = s.jobs.create(
-        &call.project,
-        &job_id,
-        &location,
-        copy::configuration(cfg),
-        "REQUESTED",
-    )?;
-    spawn_transfer(s, job.clone(), move |s, stats| {
-        copy::run(&s.catalog, &opts, stats)
-    });
+    spawn_transfer(s, job.clone(), work);
     job.wait(Duration::from_secs(10)).await;
     Ok(InsertOutcome::Job(job))
 }
@@ -729,10 +702,21 @@ async fn insert_copy(
 /// `jobs.insert`: query, load and copy jobs.
 pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome, BqError> {
     if let Some(lcfg) = &call.load {
-        return insert_load(s, &call, lcfg).await;
+        let opts = LoadOptions::parse(&call.project, lcfg)?;
+        let configuration = load::options::configuration(lcfg);
+        return insert_transfer(s, &call, "load", configuration, move |s, stats| {
+            let sources = load::read_sources(&s.gcs, &opts.source_uris)?;
+            load::run(&s.catalog, &opts, &sources, stats)
+        })
+        .await;
     }
     if let Some(ccfg) = &call.copy {
-        return insert_copy(s, &call, ccfg).await;
+        let opts = CopyOptions::parse(&call.project, ccfg)?;
+        let configuration = copy::configuration(ccfg);
+        return insert_transfer(s, &call, "copy", configuration, move |s, stats| {
+            copy::run(&s.catalog, &opts, stats)
+        })
+        .await;
     }
     let Some(qcfg) = &call.query else {
         return Err(BqError::invalid(
@@ -740,16 +724,7 @@ pub async fn insert(s: &Arc<AppState>, call: InsertCall) -> Result<InsertOutcome
         ));
     };
     let project = &call.project;
-    let job_id = call
-        .job_id
-        .clone()
-        .filter(|j| !j.is_empty())
-        .unwrap_or_else(new_job_id);
-    let location = call
-        .location
-        .clone()
-        .filter(|l| !l.is_empty())
-        .unwrap_or_else(|| LOCATION.to_string());
+    let (job_id, location) = id_and_location(&call);
     let dest = destination(project, qcfg);
     let cfg = configuration(project, &job_id, qcfg, call.dry_run, call.job_timeout);
     let req = match engine_request(s, project, qcfg, call.dry_run) {
