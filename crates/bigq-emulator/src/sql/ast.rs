@@ -83,6 +83,20 @@ pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     })
 }
 
+/// The SELECTs of a query's body, left to right through its set operations (not those of
+/// nested queries).
+pub(crate) fn body_selects(body: &mut ast::SetExpr) -> Vec<&mut ast::Select> {
+    match body {
+        ast::SetExpr::Select(s) => vec![s.as_mut()],
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            let mut out = body_selects(left);
+            out.extend(body_selects(right));
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// `q`'s SELECT when `q` is one SELECT with no WITH, DISTINCT, GROUP BY, HAVING, QUALIFY,
 /// named window, LIMIT or FETCH (its ORDER BY is the caller's to judge): a query whose rows
 /// are its FROM's, filtered and projected.

@@ -477,26 +477,16 @@ pub(super) fn tuple_struct(items: &mut Vec<Expr>) -> Expr {
 
 /// The tuples among a query's SELECT items as the STRUCTs they are.
 pub(super) fn tuple_select_items(q: &mut ast::Query) {
-    fn walk(body: &mut ast::SetExpr) {
-        match body {
-            ast::SetExpr::Select(s) => {
-                for item in &mut s.projection {
-                    if let ast::SelectItem::UnnamedExpr(e)
-                    | ast::SelectItem::ExprWithAlias { expr: e, .. } = item
-                        && let Expr::Tuple(items) = e
-                    {
-                        *e = tuple_struct(items);
-                    }
-                }
+    for s in crate::sql::ast::body_selects(&mut q.body) {
+        for item in &mut s.projection {
+            if let ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } =
+                item
+                && let Expr::Tuple(items) = e
+            {
+                *e = tuple_struct(items);
             }
-            ast::SetExpr::SetOperation { left, right, .. } => {
-                walk(left);
-                walk(right);
-            }
-            _ => {}
         }
     }
-    walk(&mut q.body);
 }
 
 /// `[STRUCT(1 AS a), STRUCT(2), (3)]`: later structs and tuples take the first one's names.

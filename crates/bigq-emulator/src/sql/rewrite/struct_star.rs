@@ -6,44 +6,18 @@
 
 use datafusion::sql::sqlparser::ast::{
     self, Expr, Ident, ObjectNamePart, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
-    SetExpr, TableFactor, Value,
+    SetExpr, Value,
 };
 
 use crate::error::{BqError, BqResult};
-
-/// The selects of `q`'s body, outermost first, set operation branches left to right.
-fn selects(body: &mut SetExpr) -> Vec<&mut Select> {
-    match body {
-        SetExpr::Select(s) => vec![s.as_mut()],
-        SetExpr::SetOperation { left, right, .. } => {
-            let mut out = selects(left);
-            out.extend(selects(right));
-            out
-        }
-        _ => Vec::new(),
-    }
-}
+use crate::sql::ast::body_selects;
 
 /// The names a SELECT's FROM items go by (aliases, else a table's last name part).
 fn from_names(s: &Select) -> Vec<String> {
-    fn name(tf: &TableFactor) -> Option<String> {
-        match tf {
-            TableFactor::Table { alias: Some(a), .. }
-            | TableFactor::Derived { alias: Some(a), .. }
-            | TableFactor::UNNEST { alias: Some(a), .. }
-            | TableFactor::TableFunction { alias: Some(a), .. }
-            | TableFactor::Function { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
-            TableFactor::Table { name, .. } => name.0.last().map(|p| match p {
-                ObjectNamePart::Identifier(id) => id.value.to_lowercase(),
-                other => other.to_string().to_lowercase(),
-            }),
-            _ => None,
-        }
-    }
     s.from
         .iter()
         .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
-        .filter_map(name)
+        .filter_map(super::unnest::item_name)
         .collect()
 }
 
@@ -94,7 +68,7 @@ pub(crate) fn struct_stars(
 ) -> BqResult<Vec<StructStar>> {
     let with = q.with.clone();
     let mut out = Vec::new();
-    for (si, s) in selects(&mut q.body).into_iter().enumerate() {
+    for (si, s) in body_selects(&mut q.body).into_iter().enumerate() {
         let from = from_names(s);
         for (ii, item) in s.projection.iter().enumerate() {
             let Some(value) = struct_value(item, &from) else {
@@ -123,7 +97,7 @@ pub(crate) fn expand_struct_stars(
     stars: Vec<StructStar>,
     fields: &[Option<Vec<String>>],
 ) -> BqResult<()> {
-    let mut selects = selects(&mut q.body);
+    let mut selects = body_selects(&mut q.body);
     // Last first, so earlier positions stay where they were.
     for (star, names) in stars.into_iter().zip(fields).rev() {
         let Some(names) = names else { continue };

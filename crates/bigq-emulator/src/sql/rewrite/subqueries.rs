@@ -24,7 +24,7 @@ pub(super) fn outside_filters(q: &mut Query) -> BqResult<()> {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(err) => Err(err),
     };
-    selects(q.body.as_mut(), &mut |s: &mut ast::Select| {
+    for s in crate::sql::ast::body_selects(q.body.as_mut()) {
         for item in &mut s.projection {
             match item {
                 ast::SelectItem::UnnamedExpr(e)
@@ -37,8 +37,7 @@ pub(super) fn outside_filters(q: &mut Query) -> BqResult<()> {
                 run(e)?;
             }
         }
-        Ok(())
-    })?;
+    }
     if let Some(ast::OrderBy {
         kind: ast::OrderByKind::Expressions(keys),
         ..
@@ -49,21 +48,6 @@ pub(super) fn outside_filters(q: &mut Query) -> BqResult<()> {
         }
     }
     Ok(())
-}
-
-/// Calls `f` on each SELECT of a set expression (both sides of a set operation).
-fn selects(
-    body: &mut SetExpr,
-    f: &mut dyn FnMut(&mut ast::Select) -> BqResult<()>,
-) -> BqResult<()> {
-    match body {
-        SetExpr::Select(s) => f(s),
-        SetExpr::SetOperation { left, right, .. } => {
-            selects(left, f)?;
-            selects(right, f)
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Rewrites the predicates met outside nested queries (`depth` 0).

@@ -101,16 +101,6 @@ pub(super) fn unnest(tf: &mut TableFactor) -> BqResult<()> {
 /// and a `JOIN UNNEST(..)` or `LEFT JOIN UNNEST(..)` needs no `ON` (it joins each row with
 /// its own array's elements).
 pub(super) fn correlated_paths(q: &mut Query) {
-    fn body(set: &mut ast::SetExpr) {
-        match set {
-            ast::SetExpr::Select(select) => from(&mut select.from),
-            ast::SetExpr::SetOperation { left, right, .. } => {
-                body(left);
-                body(right);
-            }
-            _ => {}
-        }
-    }
     fn from(items: &mut [ast::TableWithJoins]) {
         let mut names: Vec<String> = Vec::new();
         for item in items {
@@ -133,11 +123,13 @@ pub(super) fn correlated_paths(q: &mut Query) {
             }
         }
     }
-    body(&mut q.body);
+    for select in crate::sql::ast::body_selects(&mut q.body) {
+        from(&mut select.from);
+    }
 }
 
 /// The name later FROM items know an item by: its alias, or a table's last name.
-fn item_name(tf: &TableFactor) -> Option<String> {
+pub(super) fn item_name(tf: &TableFactor) -> Option<String> {
     match tf {
         TableFactor::Table { alias: Some(a), .. }
         | TableFactor::Derived { alias: Some(a), .. }
@@ -246,16 +238,6 @@ pub fn anonymous_unnests(q: &mut Query) -> Vec<Expr> {
 pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
     struct Scopes(Vec<(String, Vec<ast::TableWithJoins>)>);
     impl Scopes {
-        fn body(&mut self, set: &ast::SetExpr) {
-            match set {
-                ast::SetExpr::Select(select) => self.from(&select.from),
-                ast::SetExpr::SetOperation { left, right, .. } => {
-                    self.body(left);
-                    self.body(right);
-                }
-                _ => {}
-            }
-        }
         fn from(&mut self, items: &[ast::TableWithJoins]) {
             let mut before: Vec<ast::TableWithJoins> = Vec::new();
             for item in items {
@@ -290,7 +272,9 @@ pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
     impl VisitorMut for Scopes {
         type Break = ();
         fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
-            self.body(&q.body);
+            for select in crate::sql::ast::body_selects(&mut q.body) {
+                self.from(&select.from);
+            }
             ControlFlow::Continue(())
         }
     }

@@ -8,26 +8,18 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, NamedWindowExpr, Query, Select, SetExpr, VisitMut, VisitorMut, WindowSpec, WindowType,
+    Expr, NamedWindowExpr, Query, Select, VisitMut, VisitorMut, WindowSpec, WindowType,
 };
 
 use crate::error::{BqError, BqResult};
+use crate::sql::ast::body_selects;
 
 /// Resolves the named windows of each SELECT of `q`'s body (not of its subqueries, which
 /// the walk reaches as queries of their own).
 pub(super) fn resolve(q: &mut Query) -> BqResult<()> {
-    resolve_set(&mut q.body)
-}
-
-fn resolve_set(body: &mut SetExpr) -> BqResult<()> {
-    match body {
-        SetExpr::Select(s) => resolve_select(s),
-        SetExpr::SetOperation { left, right, .. } => {
-            resolve_set(left)?;
-            resolve_set(right)
-        }
-        _ => Ok(()),
-    }
+    body_selects(&mut q.body)
+        .into_iter()
+        .try_for_each(resolve_select)
 }
 
 fn resolve_select(s: &mut Select) -> BqResult<()> {
