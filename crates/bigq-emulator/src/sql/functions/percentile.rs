@@ -15,6 +15,7 @@ use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Signature, Volatility,
 };
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart};
+use num_traits::ToPrimitive;
 
 use super::registry::{Family, Function};
 use crate::error::{BqError, BqResult};
@@ -266,18 +267,13 @@ fn interpolate(lo: &ScalarValue, hi: &ScalarValue, f: f64) -> DfResult<ScalarVal
         }
         (ScalarValue::Decimal256(Some(a), p, s), ScalarValue::Decimal256(Some(b), _, _)) => {
             let diff = b.wrapping_sub(*a);
-            let step = i256_to_f64(diff)
+            let step = ToPrimitive::to_f64(&diff)
                 .and_then(|d| datafusion::arrow::datatypes::i256::from_f64((d * f).round()))
                 .unwrap_or_default();
             Ok(ScalarValue::Decimal256(Some(a.wrapping_add(step)), *p, *s))
         }
         _ => exec_err!("PERCENTILE_CONT of {lo:?} and {hi:?}"),
     }
-}
-
-/// A 256-bit integer as the nearest double.
-fn i256_to_f64(v: datafusion::arrow::datatypes::i256) -> Option<f64> {
-    v.to_string().parse().ok()
 }
 
 /// The functions this file makes, for the registry (the aggregates are added by
