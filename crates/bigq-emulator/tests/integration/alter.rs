@@ -4,25 +4,7 @@
 use bigq_emulator::Emulator;
 use serde_json::{Value, json};
 
-use crate::common::{Rest, emulator};
-
-fn cells(v: &Value) -> Vec<Vec<Value>> {
-    v["rows"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    r["f"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|c| c["v"].clone())
-                        .collect()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use crate::common::{Rest, cells, emulator};
 
 async fn error_of(rest: &Rest, sql: &str) -> String {
     let v = rest

@@ -10,7 +10,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use serde_json::{Value, json};
 
-use crate::common::Rest;
+use crate::common::{Rest, cells};
 
 struct Dir(PathBuf);
 
@@ -56,24 +56,6 @@ async fn load(rest: &Rest, load: Value) -> Value {
 
 fn dest(table: &str) -> Value {
     json!({"projectId": "p", "datasetId": "d", "tableId": table})
-}
-
-fn cells(v: &Value) -> Vec<Vec<Value>> {
-    v["rows"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    r["f"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|c| c["v"].clone())
-                        .collect()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn schema(fields: &[(&str, &str)]) -> Value {

@@ -1,5 +1,6 @@
 //! Drives the emulator over HTTP with raw JSON and checks BigQuery's wire shapes.
 
+use crate::common::cells;
 use bigq_emulator::Emulator;
 use serde_json::{Value, json};
 
@@ -63,24 +64,6 @@ impl Ctx {
             .await;
         assert_eq!(status, 200, "{v}");
     }
-}
-
-fn cells(v: &Value) -> Vec<Vec<Value>> {
-    v["rows"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    r["f"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|c| c["v"].clone())
-                        .collect()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test]

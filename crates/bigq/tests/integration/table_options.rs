@@ -2,7 +2,7 @@
 //! precondition, and the recorded BigQuery table resources decoded exactly.
 
 use bigq::admin::{
-    Dataset, ForeignKey, MaterializedViewDefinition, PartitionUnit, RangePartitioning, Table,
+    ForeignKey, MaterializedViewDefinition, PartitionUnit, RangePartitioning, Table,
     TimePartitioning,
 };
 use bigq::schema::{FieldType, RoundingMode, TableFieldSchema, TableSchema};
@@ -10,24 +10,7 @@ use bigq::{Client, TableId, Transport};
 use bigq_emulator::Emulator;
 
 async fn start(transport: Transport) -> (Emulator, Client) {
-    let emu = Emulator::builder()
-        .with_project("test-project")
-        .start()
-        .await
-        .expect("start bigq-emulator");
-    let client = Client::builder()
-        .with_project(emu.project())
-        .with_emulator(emu.rest_endpoint())
-        .with_emulator_grpc(emu.grpc_endpoint())
-        .with_transport(transport)
-        .build()
-        .await
-        .expect("client");
-    client
-        .create_dataset(Dataset::new("ds"))
-        .await
-        .expect("dataset");
-    (emu, client)
+    crate::common::in_process_emulator_over(transport).await
 }
 
 fn schema() -> TableSchema {

@@ -3,31 +3,14 @@
 //! refused change naming its column, a stale plan refused. bigq sends `tables.patch` over
 //! REST only, so over gRPC the plans are checked and applying one is a clear error.
 
-use bigq::admin::{Dataset, PlanAction, RefusalReason, SchemaChange};
+use bigq::admin::{PlanAction, RefusalReason, SchemaChange};
 use bigq::schema::{FieldMode, FieldType};
 use bigq::value::Numeric;
 use bigq::{Client, Transport};
 use bigq_emulator::Emulator;
 
 async fn start(transport: Transport) -> (Emulator, Client) {
-    let emu = Emulator::builder()
-        .with_project("test-project")
-        .start()
-        .await
-        .expect("start bigq-emulator");
-    let client = Client::builder()
-        .with_project(emu.project())
-        .with_emulator(emu.rest_endpoint())
-        .with_emulator_grpc(emu.grpc_endpoint())
-        .with_transport(transport)
-        .build()
-        .await
-        .expect("client");
-    client
-        .create_dataset(Dataset::new("ds"))
-        .await
-        .expect("dataset");
-    (emu, client)
+    crate::common::in_process_emulator_over(transport).await
 }
 
 #[derive(bigq::Schema)]

@@ -104,3 +104,22 @@ impl Rest {
         v
     }
 }
+
+/// The `f`/`v` cells of a REST rows response, row by row.
+pub fn cells(v: &Value) -> Vec<Vec<Value>> {
+    v["rows"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    r["f"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| c["v"].clone())
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

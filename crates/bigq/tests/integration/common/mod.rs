@@ -118,6 +118,13 @@ fn uuid_suffix() -> String {
 /// bigq-emulator started in-process on free loopback ports, a client of its REST and
 /// Storage (gRPC) sides, and an empty dataset `ds`.
 pub async fn in_process_emulator() -> (bigq_emulator::Emulator, Client) {
+    in_process_emulator_over(bigq::Transport::default()).await
+}
+
+/// [`in_process_emulator`] with the client's queries and admin calls on `transport`.
+pub async fn in_process_emulator_over(
+    transport: bigq::Transport,
+) -> (bigq_emulator::Emulator, Client) {
     let emu = bigq_emulator::Emulator::builder()
         .with_project("test-project")
         .start()
@@ -127,12 +134,13 @@ pub async fn in_process_emulator() -> (bigq_emulator::Emulator, Client) {
         .with_project(emu.project())
         .with_emulator(emu.rest_endpoint())
         .with_emulator_grpc(emu.grpc_endpoint())
+        .with_transport(transport)
         .build()
         .await
         .expect("client");
     client
         .create_dataset(bigq::admin::Dataset::new("ds"))
         .await
-        .unwrap();
+        .expect("dataset");
     (emu, client)
 }
