@@ -142,7 +142,7 @@ pub fn run(catalog: &Catalog, o: &CopyOptions, stats: &mut TransferStats) -> Res
         };
         stats.input_files = o.sources.len() as u64;
         stats.output_rows = rows.iter().map(|b| b.num_rows() as u64).sum();
-        stats.output_bytes = rows.iter().map(|b| b.get_array_memory_size() as u64).sum();
+        stats.output_bytes = crate::memory::batches_bytes(rows.iter()) as u64;
         w.dataset_mut(&t.project, &t.dataset)?;
         let existing = w.table(t).ok();
         let fresh = || {

@@ -54,6 +54,8 @@ pub struct JobState {
     /// The result's rows were dropped to keep within the memory budget or their time to
     /// live: the job still answers `jobs.get`, its rows are gone as expired results are.
     pub expired: bool,
+    /// The memory budget (bytes) the rows were dropped to keep within, when that was why.
+    pub expired_for_budget: Option<usize>,
     /// Bytes the result's rows take (0 once expired).
     pub result_bytes: usize,
     /// What a load, extract or copy job moved.
@@ -104,7 +106,7 @@ impl Job {
         s.start_time.get_or_insert(now);
         s.end_time = Some(now);
         s.result_bytes = match &result {
-            Ok(out) => out.batches.iter().map(|b| b.get_array_memory_size()).sum(),
+            Ok(out) => crate::memory::batches_bytes(&out.batches),
             Err(_) => 0,
         };
         s.result = Some(result);
@@ -142,8 +144,9 @@ impl Job {
         self.last_used.store(now_millis(), Ordering::Relaxed);
     }
 
-    /// Drops the result's rows (keeping its schema and statistics); the bytes freed.
-    fn expire_result(&self) -> usize {
+    /// Drops the result's rows (keeping its schema and statistics), to keep within
+    /// `budget` bytes when that is why; the bytes freed.
+    fn expire_result(&self, budget: Option<usize>) -> usize {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Some(Ok(out)) = &s.result else {
             return 0;
@@ -155,15 +158,26 @@ impl Job {
         husk.batches = Vec::new();
         s.result = Some(Ok(Arc::new(husk)));
         s.expired = true;
+        s.expired_for_budget = budget;
         std::mem::take(&mut s.result_bytes)
     }
 
     /// BigQuery's answer for a result that is gone: its destination table is not found.
+    /// When the memory budget was why, the message says so (BigQuery would still hold it).
     pub fn expired_error(&self) -> BqError {
-        BqError::not_found(format!(
+        let mut msg = format!(
             "Not found: Table {}:{}.{} was not found in location {}",
             self.project, self.destination.0, self.destination.1, self.location
-        ))
+        );
+        if let Some(budget) = self.state().expired_for_budget {
+            msg.push_str(&format!(
+                " (bigq-emulator dropped the rows of this query result to stay within its \
+                 memory budget, {} MiB of which were left for query results; raise it with \
+                 --memory-budget-mb)",
+                budget.div_ceil(1 << 20)
+            ));
+        }
+        BqError::not_found(msg)
     }
 
     /// Waits until the job is done (finished, cancelled or timed out).
@@ -304,7 +318,7 @@ impl JobStore {
                 continue;
             }
             if st.end_time.is_some_and(|e| now - e > ttl_ms) {
-                j.expire_result();
+                j.expire_result(None);
                 continue;
             }
             total += st.result_bytes;
@@ -320,7 +334,7 @@ impl JobStore {
                 if total <= limit {
                     break;
                 }
-                total -= j.expire_result();
+                total -= j.expire_result(Some(limit));
             }
         }
         if g.1.len() > max_jobs {

@@ -10,6 +10,23 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use datafusion::arrow::array::{Array, RecordBatch};
+
+/// The bytes the rows of `batches` take. A batch sliced from a larger one (a query's
+/// result pages, a `SELECT *` of a stored table) shares its buffers and counts only the part
+/// it shows: its buffers' whole capacity would count the same bytes once per slice.
+pub fn batches_bytes<'a>(batches: impl IntoIterator<Item = &'a RecordBatch>) -> usize {
+    batches
+        .into_iter()
+        .flat_map(|b| b.columns())
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
+}
+
 /// The default budget: 2 GiB.
 pub const DEFAULT_BUDGET: usize = 2 << 30;
 

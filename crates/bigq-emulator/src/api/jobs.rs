@@ -440,7 +440,7 @@ fn fits_first_page(out: &QueryOutput, max_rows: Option<usize>) -> bool {
     if max_rows.is_some_and(|m| m < total) {
         return false;
     }
-    let approx: usize = out.batches.iter().map(|b| b.get_array_memory_size()).sum();
+    let approx: usize = crate::memory::batches_bytes(&out.batches);
     approx < PAGE_BYTES / 2
 }
 

@@ -142,9 +142,8 @@ pub fn get(s: &AppState, t: &TableRef) -> Result<Arc<Table>, BqError> {
             };
             let st = job.state();
             match st.result {
-                Some(Ok(out)) if out.returns_rows && !st.expired => {
-                    Ok(Arc::new(result_table(&out)?))
-                }
+                Some(Ok(out)) if out.returns_rows && st.expired => Err(job.expired_error()),
+                Some(Ok(out)) if out.returns_rows => Ok(Arc::new(result_table(&out)?)),
                 _ => Err(not_found),
             }
         }

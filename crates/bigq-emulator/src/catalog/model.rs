@@ -124,7 +124,7 @@ impl Table {
 
     /// An approximate size in bytes.
     pub fn num_bytes(&self) -> usize {
-        self.batches.iter().map(|b| b.get_array_memory_size()).sum()
+        crate::memory::batches_bytes(&self.batches)
     }
 }
 

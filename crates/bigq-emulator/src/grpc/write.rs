@@ -1058,11 +1058,7 @@ impl WriteService {
                 .is_some_and(|d| now.duration_since(d) > expiry.write_done)
                 || now.duration_since(s.last_used) > expiry.write_idle)
         });
-        streams
-            .values()
-            .flat_map(|s| &s.held)
-            .map(|b| b.get_array_memory_size())
-            .sum()
+        crate::memory::batches_bytes(streams.values().flat_map(|s| &s.held))
     }
 
     pub fn faults(&self) -> &Arc<Faults> {

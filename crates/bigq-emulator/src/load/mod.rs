@@ -177,10 +177,7 @@ pub fn run(
     stats.errors = bad.records.iter().map(|b| b.to_error_proto()).collect();
     outcome?;
     stats.output_rows = batches.iter().map(|b| b.num_rows() as u64).sum();
-    stats.output_bytes = batches
-        .iter()
-        .map(|b| b.get_array_memory_size() as u64)
-        .sum();
+    stats.output_bytes = crate::memory::batches_bytes(&batches) as u64;
     catalog.update(|w| store(w, t, o, cols.fields, cols.given, table, batches))
 }
 

@@ -760,3 +760,36 @@ async fn the_binary_takes_faults_and_a_memory_budget() {
         .unwrap();
     assert_eq!(r.status(), 200);
 }
+
+#[tokio::test]
+async fn a_result_that_shares_the_table_buffers_is_counted_once() {
+    // `SELECT *` answers with slices of the stored batches; counted by
+    // their shared buffers, each slice would weigh the whole table and
+    // the result would be dropped as soon as the job finished.
+    let budget = 16 << 20;
+    let emu = Emulator::builder()
+        .with_project("p")
+        .with_memory_budget(budget)
+        .start()
+        .await
+        .unwrap();
+    let rest = Rest::new(&emu);
+    rest.dataset("ds").await;
+    rest.query(
+        "CREATE TABLE ds.wide AS SELECT n, n * 2 AS m FROM UNNEST(GENERATE_ARRAY(1, 300000)) AS n",
+    )
+    .await;
+    let job = insert_job(&rest, "SELECT * FROM ds.wide", json!({})).await;
+    assert_eq!(job["status"]["state"], "DONE", "{job}");
+    let id = job_id(&job);
+    let page = rest
+        .get(&format!("/queries/{id}?maxResults=2&startIndex=299998"))
+        .await;
+    assert_eq!(page["totalRows"], "300000", "{page}");
+    assert_eq!(page["rows"].as_array().map(Vec::len), Some(2), "{page}");
+    assert!(
+        emu.memory_in_use() <= budget,
+        "{} > {budget}",
+        emu.memory_in_use()
+    );
+}

@@ -157,7 +157,7 @@ pub fn arrow_page(
     let start = page.start.min(total);
     let mut n = (total - start).min(page.max.unwrap_or(usize::MAX));
     // Stay within BigQuery's page size, by the average row size.
-    let bytes: usize = out.batches.iter().map(|b| b.get_array_memory_size()).sum();
+    let bytes: usize = crate::memory::batches_bytes(&out.batches);
     if total > 0 && bytes > PAGE_BYTES {
         let per_row = bytes.div_ceil(total).max(1);
         n = n.min((PAGE_BYTES / per_row).max(1));
