@@ -234,7 +234,9 @@ impl VisitorMut for Rewriter<'_> {
         if let Err(e) = recursive::check(q) {
             return ControlFlow::Break(e);
         }
-        grouping::empty_grouping_sets(q);
+        if let Err(e) = grouping::grouping_sets(q) {
+            return ControlFlow::Break(e);
+        }
         literals::tuple_select_items(q);
         if let Err(e) = windows::resolve(q) {
             return ControlFlow::Break(e);
