@@ -23,8 +23,8 @@ use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
-    LateralUnnest, TypedOperators, anonymous_unnests, expand_struct_stars, expand_struct_unnests,
-    pivot, pivot_input, rewrite_query, struct_stars, unnest_scopes,
+    LateralUnnest, NanOrder, TypedOperators, anonymous_unnests, expand_struct_stars,
+    expand_struct_unnests, pivot, pivot_input, rewrite_query, struct_stars, unnest_scopes,
 };
 use crate::sql::types::{self, range_element};
 
@@ -96,6 +96,7 @@ impl Engine {
         functions::register(&ctx);
         ctx.add_analyzer_rule(Arc::new(LateralUnnest));
         ctx.add_analyzer_rule(Arc::new(TypedOperators));
+        ctx.add_analyzer_rule(Arc::new(NanOrder));
         Engine { catalog, ctx }
     }
 

@@ -24,6 +24,7 @@ mod bit;
 mod cast_int;
 mod civil;
 mod conditional;
+mod corr;
 mod date;
 mod datetime;
 mod geography;
@@ -108,6 +109,7 @@ pub(crate) fn register(ctx: &SessionContext) {
     }
     ctx.register_udaf(sum::sum_udaf());
     ctx.register_udaf(avg::avg_udaf());
+    ctx.register_udaf(corr::corr_udaf());
 }
 
 /// The rewrites of [`FUNCTIONS`], by upper-case name.

@@ -1,6 +1,7 @@
 //! Statistical aggregate functions DataFusion spells otherwise: `VARIANCE`, BigQuery's alias
-//! of `VAR_SAMP`. `CORR`, `COVAR_POP`/`SAMP`, `STDDEV`/`_POP`/`_SAMP` and `VAR_POP`/`SAMP`
-//! are DataFusion's own, with BigQuery's NULL for too few rows.
+//! of `VAR_SAMP`. `COVAR_POP`/`SAMP`, `STDDEV`/`_POP`/`_SAMP` and `VAR_POP`/`SAMP` are
+//! DataFusion's own, with BigQuery's NULL for too few rows; `CORR` is BigQuery's
+//! ([`super::corr`]).
 
 use datafusion::sql::sqlparser::ast::{self, Expr, Ident, ObjectName, ObjectNamePart};
 

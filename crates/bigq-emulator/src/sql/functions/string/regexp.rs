@@ -267,7 +267,11 @@ pub(super) fn regexp_instr(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue>
             ));
         }
     };
-    let Some(start) = s.offset(position) else {
+    // An empty regexp matches nowhere, as BigQuery counts it (not at every position).
+    let empty = text(&a[1])
+        .map(str::is_empty)
+        .or_else(|| bytes(&a[1]).map(<[u8]>::is_empty));
+    let Some(start) = s.offset(position).filter(|_| empty != Some(true)) else {
         return Ok(int_value(0));
     };
     let found = s.matches(&re, start);
