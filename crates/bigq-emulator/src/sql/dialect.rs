@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{Expr, Ident, ObjectName, Statement};
 use datafusion::sql::sqlparser::dialect::{BigQueryDialect, Dialect};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -27,6 +27,27 @@ impl Dialect for GoogleSql {
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
         match parser.peek_token_ref().token {
             Token::ShiftLeft | Token::ShiftRight => Some(Ok(25)),
+            _ => None,
+        }
+    }
+
+    /// `SAFE.f(..)` where `f` is a keyword sqlparser reads with its own syntax (`SUBSTR`,
+    /// `LEFT`, ..): the plain call of `SAFE.f` that GoogleSQL means.
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let [safe, dot, name, paren] = parser.peek_tokens::<4>();
+        match (safe, dot, name, paren) {
+            (Token::Word(safe), Token::Period, Token::Word(name), Token::LParen)
+                if safe.quote_style.is_none()
+                    && safe.value.eq_ignore_ascii_case("SAFE")
+                    && name.quote_style.is_none()
+                    && name.keyword != Keyword::NoKeyword =>
+            {
+                for _ in 0..3 {
+                    parser.next_token();
+                }
+                let f = ObjectName::from(vec![Ident::new(safe.value), Ident::new(name.value)]);
+                Some(parser.parse_function(f))
+            }
             _ => None,
         }
     }

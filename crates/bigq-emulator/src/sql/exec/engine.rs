@@ -24,9 +24,12 @@ use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
     LateralUnnest, NanOrder, TypedOperators, anonymous_unnests, expand_struct_stars,
-    expand_struct_unnests, pivot, pivot_input, rewrite_query, struct_stars, unnest_scopes,
+    expand_struct_unnests, pivot, pivot_input, respell, rewrite_query, struct_stars, unnest_scopes,
 };
 use crate::sql::types::{self, range_element};
+
+/// At most this many names of one query are respelled to the case of the names in scope.
+const MAX_RESPELLINGS: usize = 64;
 
 /// The SQL engine: a DataFusion session over the catalog.
 #[derive(Clone)]
@@ -149,10 +152,20 @@ impl Engine {
         self.expand_pivots(&mut q, &state).await?;
         self.expand_struct_unnests(&mut q, &state).await?;
         self.expand_struct_stars(&mut q, &state).await?;
-        let plan = state
-            .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(q))))
-            .await
-            .map_err(df_err)?;
+        // A name spelled in another case than the column it names is respelled and the
+        // query planned again (each pass respells one name).
+        let mut respelled = 0;
+        let plan = loop {
+            let attempt = Statement::Query(q.clone());
+            match state
+                .statement_to_plan(DfStatement::Statement(Box::new(attempt)))
+                .await
+            {
+                Ok(plan) => break plan,
+                Err(e) if respelled < MAX_RESPELLINGS && respell(&mut q, &e) => respelled += 1,
+                Err(e) => return Err(df_err(e)),
+            }
+        };
         functions::check_results(&plan)?;
         // Typed as it runs: before type coercion a CASE has its first branch's type, not the
         // supertype BigQuery gives it.

@@ -5,7 +5,8 @@
 //! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
 //! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
 //! operations and recursive CTEs checked (`set_operations`, `recursive`), GROUP BY's grouping
-//! sets written out (`grouping`), NaN ordered and picked as BigQuery does (`nan`), named windows as the windows they name (`windows`); calls
+//! sets written out (`grouping`), NaN ordered and picked as BigQuery does (`nan`), names respelled to the case
+//! of the names in scope (`name_case`), named windows as the windows they name (`windows`); calls
 //! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
 //! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
 //! text, before parsing, `typed_arrays` the typed array literals, and `set_options`
@@ -15,6 +16,7 @@ mod grouping;
 mod information_schema;
 mod lateral;
 mod literals;
+mod name_case;
 mod nan;
 mod operators;
 mod pivot;
@@ -33,6 +35,7 @@ mod unnest;
 mod windows;
 
 pub(crate) use self::lateral::LateralUnnest;
+pub(crate) use self::name_case::respell;
 pub(crate) use self::nan::NanOrder;
 pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::pivot::{pivot, pivot_input};

@@ -32,6 +32,13 @@ pub(super) fn table(
     if parts.len() == 1 && ctes.contains(&parts[0]) {
         return Ok(());
     }
+    // A CTE's name is case-insensitive, as BigQuery reads it.
+    if let [one] = parts.as_slice()
+        && let Some(cte) = ctes.iter().find(|c| c.eq_ignore_ascii_case(one))
+    {
+        *name = ast::ObjectName::from(vec![Ident::new(cte)]);
+        return Ok(());
+    }
     if parts.len() >= 2 && parts[parts.len() - 2].eq_ignore_ascii_case("INFORMATION_SCHEMA") {
         let q = information_schema(&parts, catalog, cx)?;
         let alias = alias.clone().or_else(|| {
