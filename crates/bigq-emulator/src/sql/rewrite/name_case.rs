@@ -5,6 +5,9 @@
 //!
 //! A column's name in the result stays as the query wrote it, as BigQuery names it: a
 //! respelled SELECT item keeps its written spelling as its alias.
+//!
+//! A name that is no column but a table's alias (`SELECT TO_JSON_STRING(t) FROM tbl AS t`)
+//! is that table's row: a STRUCT of its columns, in order.
 
 use std::ops::ControlFlow;
 
@@ -33,6 +36,9 @@ fn respell_one(q: &mut Query, field: &Column, valid: &[Column]) -> bool {
             }
     };
     let found: Vec<&Column> = valid.iter().filter(matches).collect();
+    if found.is_empty() && field.relation.is_none() {
+        return row_of_alias(q, &field.name, valid);
+    }
     // One spelling; or, as in ORDER BY, a SELECT item's alias beside the column it names.
     let c = match found.as_slice() {
         [] => return false,
@@ -56,7 +62,70 @@ fn respell_one(q: &mut Query, field: &Column, valid: &[Column]) -> bool {
     if name.is_none() && relation.is_none() {
         return false;
     }
-    let mut r = Respell { name, relation };
+    let mut r = Respell {
+        name,
+        relation,
+        row: None,
+    };
+    let _ = q.visit(&mut r);
+    true
+}
+
+/// `alias` as the row of the table it names among `valid`'s qualifiers: the STRUCT of that
+/// table's columns.
+fn row_of_alias(q: &mut Query, alias: &str, valid: &[Column]) -> bool {
+    let of = |exact: bool| -> Vec<&Column> {
+        valid
+            .iter()
+            .filter(|c| {
+                c.relation.as_ref().is_some_and(|r| {
+                    if exact {
+                        r.table() == alias
+                    } else {
+                        r.table().eq_ignore_ascii_case(alias)
+                    }
+                })
+            })
+            .collect()
+    };
+    let mut columns = of(true);
+    if columns.is_empty() {
+        columns = of(false);
+    }
+    let Some(table) = columns
+        .first()
+        .and_then(|c| c.relation.as_ref())
+        .map(|r| r.table().to_string())
+    else {
+        return false;
+    };
+    if columns
+        .iter()
+        .any(|c| c.relation.as_ref().is_some_and(|r| r.table() != table))
+    {
+        return false;
+    }
+    let values = columns
+        .iter()
+        .map(|c| Expr::Named {
+            expr: Box::new(Expr::CompoundIdentifier(vec![
+                Ident::new(&table),
+                Ident::new(&c.name),
+            ])),
+            name: Ident::new(&c.name),
+        })
+        .collect();
+    let mut r = Respell {
+        name: None,
+        relation: None,
+        row: Some((
+            alias.to_string(),
+            Expr::Struct {
+                values,
+                fields: Vec::new(),
+            },
+        )),
+    };
     let _ = q.visit(&mut r);
     true
 }
@@ -81,10 +150,12 @@ fn not_found<'a>(e: &'a DataFusionError, out: &mut Vec<(&'a Column, &'a [Column]
     }
 }
 
-/// Renames a column (`name`, written → found) and a qualifier (`relation`).
+/// Renames a column (`name`, written → found) and a qualifier (`relation`), or makes a
+/// table's alias its row (`row`).
 struct Respell {
     name: Option<(String, String)>,
     relation: Option<(String, String)>,
+    row: Option<(String, Expr)>,
 }
 
 impl Respell {
@@ -122,7 +193,8 @@ impl VisitorMut for Respell {
                     _ => continue,
                 };
                 let mut probe = written.clone();
-                if self.rename(&mut probe, false) {
+                let row = matches!((&*e, &self.row), (Expr::Identifier(id), Some((a, _))) if id.value == *a);
+                if row || self.rename(&mut probe, false) {
                     *item = SelectItem::ExprWithAlias {
                         expr: e.clone(),
                         alias: written,
@@ -135,9 +207,12 @@ impl VisitorMut for Respell {
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         match e {
-            Expr::Identifier(id) => {
-                self.rename(id, false);
-            }
+            Expr::Identifier(id) => match &self.row {
+                Some((alias, row)) if id.value == *alias => *e = row.clone(),
+                _ => {
+                    self.rename(id, false);
+                }
+            },
             Expr::CompoundIdentifier(parts) => {
                 let last = parts.len().saturating_sub(1);
                 for (i, id) in parts.iter_mut().enumerate() {

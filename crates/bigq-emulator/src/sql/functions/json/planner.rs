@@ -2,10 +2,11 @@
 //! `json['key']` and `json[index]` (a column's `t.j.key` too) on a JSON value, and an array
 //! literal of JSON values as an `ARRAY<JSON>` (DataFusion's would lose the JSON tag). A bare
 //! `array[i]` is BigQuery's `array[OFFSET(i)]` (DataFusion's counts from 1 and from the end).
+//! A STRUCT's field is found by its name in any case (`s.Field` of a field `field`).
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::{Column, DFSchema, Result as DfResult, ScalarValue, TableReference};
 use datafusion::logical_expr::expr::{BinaryExpr, ScalarFunction};
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawFieldAccessExpr};
@@ -23,6 +24,42 @@ fn subscript(json: Expr, key: Expr) -> Expr {
         Arc::new(subscript_udf()),
         vec![lit(false), json, key],
     ))
+}
+
+/// The spelling of the field of `fields` that `name` names, ignoring case, when it is not
+/// spelled so already (and one field matches).
+fn struct_field_named<'a>(fields: &'a Fields, name: &str) -> Option<&'a str> {
+    if fields.iter().any(|f| f.name() == name) {
+        return None;
+    }
+    let mut found = fields
+        .iter()
+        .filter(|f| f.name().eq_ignore_ascii_case(name));
+    match (found.next(), found.next()) {
+        (Some(f), None) => Some(f.name()),
+        _ => None,
+    }
+}
+
+/// A path of STRUCT field names respelled as the fields are spelled, if any name needs it.
+fn respelled_path(mut t: &DataType, names: &[String]) -> Option<Vec<String>> {
+    let mut path = Vec::with_capacity(names.len());
+    let mut changed = false;
+    for name in names {
+        let DataType::Struct(fields) = t else {
+            return None;
+        };
+        let spelled = match struct_field_named(fields, name) {
+            Some(found) => {
+                changed = true;
+                found.to_string()
+            }
+            None => name.clone(),
+        };
+        t = fields.iter().find(|f| *f.name() == spelled)?.data_type();
+        path.push(spelled);
+    }
+    changed.then_some(path)
 }
 
 impl ExprPlanner for JsonPlanner {
@@ -47,6 +84,16 @@ impl ExprPlanner for JsonPlanner {
             )));
         }
         if !json {
+            // A STRUCT's field names are case-insensitive, as in BigQuery.
+            let mut access = access;
+            if let (Some(f), GetFieldAccess::NamedStructField { name }) =
+                (&field, &mut access.field_access)
+                && let DataType::Struct(fields) = f.data_type()
+                && let ScalarValue::Utf8(Some(n)) = name
+                && let Some(found) = struct_field_named(fields, n)
+            {
+                *n = found.to_string();
+            }
             return Ok(PlannerResult::Original(access));
         }
         let key = match access.field_access {
@@ -68,7 +115,16 @@ impl ExprPlanner for JsonPlanner {
         nested_names: &[String],
     ) -> DfResult<PlannerResult<Vec<Expr>>> {
         if !is_json(field) {
-            return Ok(PlannerResult::Original(Vec::new()));
+            // `s.Field` of a STRUCT column: its names are case-insensitive, as in BigQuery.
+            let Some(path) = respelled_path(field.data_type(), nested_names) else {
+                return Ok(PlannerResult::Original(Vec::new()));
+            };
+            let column = Expr::Column(Column::from((qualifier, field)));
+            return Ok(PlannerResult::Planned(
+                path.iter().fold(column, |e, name| {
+                    datafusion::functions::core::expr_fn::get_field(e, name.as_str())
+                }),
+            ));
         }
         let column = Expr::Column(Column::from((qualifier, field)));
         Ok(PlannerResult::Planned(
