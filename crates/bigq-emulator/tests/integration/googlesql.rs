@@ -415,12 +415,12 @@ fn render(v: &Value, f: &Field) -> Value {
         "RANGE" => {
             let inner = text.trim_start_matches('[').trim_end_matches(')');
             let (s, e) = inner.split_once(", ").unwrap_or((inner, ""));
-            let bound = |b: &str| {
-                if b == "UNBOUNDED" {
-                    Value::Null
-                } else {
-                    Value::String(b.to_string())
-                }
+            // A RANGE<TIMESTAMP> bound comes as microseconds since the epoch, as the
+            // Python client reads it (with `formatOptions.useInt64Timestamp`).
+            let bound = |b: &str| match b.parse::<i64>() {
+                _ if b == "UNBOUNDED" => Value::Null,
+                Ok(micros) => Value::String(iso_timestamp(micros)),
+                Err(_) => Value::String(b.to_string()),
             };
             json!({"start": bound(s), "end": bound(e)})
         }

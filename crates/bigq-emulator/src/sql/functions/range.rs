@@ -119,7 +119,8 @@ fn parse_literal(element: &DataType, s: &str) -> DfResult<(Bound, Bound)> {
         .strip_prefix('[')
         .and_then(|r| r.strip_suffix(')'))
         .ok_or_else(bad)?;
-    let (a, b) = inner.split_once(',').ok_or_else(bad)?;
+    // The bounds are separated by a comma and one space, as BigQuery requires.
+    let (a, b) = inner.split_once(", ").ok_or_else(bad)?;
     let bound = |t: &str| -> DfResult<Bound> {
         let t = t.trim();
         if t.eq_ignore_ascii_case("UNBOUNDED") || t.eq_ignore_ascii_case("NULL") {
@@ -236,6 +237,19 @@ impl RangeFn {
     }
 }
 
+/// Two RANGEs of one element type, as the functions taking two need them.
+fn same_element(name: &str, a: &DataType, b: &DataType) -> DfResult<()> {
+    if canonical_element(a) == canonical_element(b) {
+        return Ok(());
+    }
+    Err(DataFusionError::Plan(format!(
+        "No matching signature for function {} for argument types: RANGE<{}>, RANGE<{}>",
+        name.to_ascii_uppercase(),
+        element_name(a),
+        element_name(b)
+    )))
+}
+
 fn arity(name: &str, args: &[DataType], allowed: &[usize]) -> DfResult<()> {
     if allowed.contains(&args.len()) {
         Ok(())
@@ -293,16 +307,21 @@ impl ScalarUDFImpl for RangeFn {
                 arity(name, args, &[2])?;
                 let el = self.first_element(args)?.clone();
                 // A value of the element type, or a RANGE of it.
-                let second = if range_element(&args[1]).is_some() {
-                    args[1].clone()
-                } else {
-                    el
+                let second = match range_element(&args[1]) {
+                    Some(other) => {
+                        same_element(name, &el, other)?;
+                        args[1].clone()
+                    }
+                    None => el,
                 };
                 Ok(vec![args[0].clone(), second])
             }
             Op::Overlaps | Op::Intersect => {
                 arity(name, args, &[2])?;
-                self.first_element(args)?;
+                let el = self.first_element(args)?;
+                if let Some(other) = range_element(&args[1]) {
+                    same_element(name, el, other)?;
+                }
                 Ok(vec![args[0].clone(), args[0].clone()])
             }
             Op::GenerateArray => {
@@ -438,7 +457,8 @@ fn generate_ranges(a: &[ArrayRef], n: usize) -> DfResult<ArrayRef> {
     let mut offsets = vec![0i32];
     let mut valid = Vec::with_capacity(n);
     for (i, r) in r.into_iter().enumerate() {
-        let (Some((s, e)), true) = (r, steps.is_valid(i)) else {
+        let flag_null = partial.is_some_and(|p| p.is_null(i));
+        let (Some((s, e)), true, false) = (r, steps.is_valid(i), flag_null) else {
             valid.push(false);
             offsets.push(parts.len() as i32);
             continue;
@@ -449,7 +469,8 @@ fn generate_ranges(a: &[ArrayRef], n: usize) -> DfResult<ArrayRef> {
             ));
         };
         let by = steps.value(i);
-        let include_partial = partial.is_none_or(|p| p.is_null(i) || p.value(i));
+        check_step(&element, by)?;
+        let include_partial = partial.is_none_or(|p| p.value(i));
         loop {
             let next = step(&element, at, by)
                 .filter(|&x| x > at)
@@ -478,6 +499,26 @@ fn generate_ranges(a: &[ArrayRef], n: usize) -> DfResult<ArrayRef> {
     )?))
 }
 
+/// BigQuery's rule for GENERATE_RANGE_ARRAY's step: one date part (not `'1 2' DAY TO
+/// HOUR`), and no months or years for a RANGE<TIMESTAMP>.
+fn check_step(
+    element: &DataType,
+    by: <IntervalMonthDayNanoType as datafusion::arrow::datatypes::ArrowPrimitiveType>::Native,
+) -> DfResult<()> {
+    let parts = [by.months != 0, by.days != 0, by.nanoseconds != 0];
+    if parts.iter().filter(|p| **p).count() > 1 {
+        return Err(exec(
+            "GENERATE_RANGE_ARRAY: the step must be an INTERVAL of a single date part".into(),
+        ));
+    }
+    if by.months != 0 && matches!(element, DataType::Timestamp(_, Some(_))) {
+        return Err(exec(
+            "GENERATE_RANGE_ARRAY: the step of a RANGE<TIMESTAMP> cannot have a YEAR, QUARTER or MONTH part".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `RANGE(start, end)` as `bigq_range` (DataFusion has a `range` of its own, an array of
 /// integers).
 pub(crate) fn range(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
@@ -493,6 +534,20 @@ fn udf(name: &'static str, op: Op) -> ScalarUDF {
 /// `RANGE(start, end)`, as `bigq_range`.
 pub(crate) fn bigq_range() -> ScalarUDF {
     udf("bigq_range", Op::Make)
+}
+
+/// `CAST(x AS RANGE<T>)` (and `SAFE_CAST`): the STRING `x` parsed as a RANGE literal is,
+/// NULL as NULL.
+pub(crate) fn cast_to_range(kind: &ast::CastKind, element: &str, x: Expr) -> Expr {
+    let text = crate::sql::ast::cast(x, ast::DataType::String(None));
+    let parse = crate::sql::ast::call(
+        &format!("bigq_range_literal_{}", element.to_ascii_lowercase()),
+        vec![text],
+    );
+    match kind {
+        ast::CastKind::SafeCast | ast::CastKind::TryCast => super::safe::safe_call(parse),
+        _ => parse,
+    }
 }
 
 /// `RANGE<DATE> '[start, end)'`, as `bigq_range_literal_date('[start, end)')`.

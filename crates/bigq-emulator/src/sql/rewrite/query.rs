@@ -100,6 +100,16 @@ impl Rewriter<'_> {
                 ..
             } => *e = functions::json_cast(std::mem::replace(expr, Expr::value(Value::Null))),
             Expr::Cast {
+                kind,
+                data_type: ast::DataType::Custom(name, _),
+                expr,
+                ..
+            } if crate::sql::types::sql_type_element(&name.to_string()).is_some() => {
+                let element = crate::sql::types::sql_type_element(&name.to_string());
+                let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                *e = functions::range::cast_to_range(kind, element.unwrap_or("DATE"), inner);
+            }
+            Expr::Cast {
                 data_type: ast::DataType::BigNumeric(info) | ast::DataType::BigDecimal(info),
                 ..
             } if *info != ast::ExactNumberInfo::None => literals::parameterized_bignumeric(e),
