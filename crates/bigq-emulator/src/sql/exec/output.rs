@@ -138,6 +138,9 @@ pub fn df_err(e: DataFusionError) -> BqError {
         let name = rest.split(['.', ' ']).next().unwrap_or(rest);
         return BqError::invalid_query(format!("Unrecognized name: {}", name.trim_matches('"')));
     }
+    if let Some(err) = no_matching_signature(msg) {
+        return err;
+    }
     if let Some(rest) = msg.strip_prefix("This feature is not implemented: ") {
         return BqError::unsupported(rest);
     }
@@ -156,6 +159,56 @@ pub fn df_err(e: DataFusionError) -> BqError {
         return BqError::invalid_query(format!("Function not found: {name}"));
     }
     BqError::invalid_query(msg.to_string())
+}
+
+/// DataFusion's failure to find a signature for a call (`Function 'sum' failed to match any
+/// signature`, `Failed to coerce arguments to satisfy a call to 'string_agg' function`) as
+/// BigQuery words it, with the argument types in BigQuery's names where DataFusion lists
+/// them.
+fn no_matching_signature(msg: &str) -> Option<BqError> {
+    let quoted = |after: &str| -> Option<String> {
+        let rest = msg.split_once(after)?.1;
+        let rest = rest.strip_prefix('\'')?;
+        Some(rest.split('\'').next()?.to_string())
+    };
+    let name = if msg.starts_with("Function '") && msg.contains("failed to match any signature") {
+        quoted("Function ")?
+    } else if msg.starts_with("Failed to coerce arguments to satisfy a call to '") {
+        quoted("a call to ")?
+    } else {
+        return None;
+    };
+    let types = msg
+        .split_once("argument types '")
+        .and_then(|(_, rest)| rest.split_once('('))
+        .and_then(|(_, rest)| rest.split_once(")'"))
+        .map(|(list, _)| {
+            list.split(", ")
+                .map(|t| match t {
+                    "Utf8" | "Utf8View" | "LargeUtf8" => "STRING".to_string(),
+                    "Binary" | "BinaryView" | "LargeBinary" => "BYTES".to_string(),
+                    "Int64" => "INT64".to_string(),
+                    "Float64" => "FLOAT64".to_string(),
+                    "Boolean" => "BOOL".to_string(),
+                    "Date32" => "DATE".to_string(),
+                    t if t.starts_with("Decimal128") => "NUMERIC".to_string(),
+                    t if t.starts_with("Decimal256") => "BIGNUMERIC".to_string(),
+                    t if t.starts_with("Timestamp") && t.contains("None") => "DATETIME".to_string(),
+                    t if t.starts_with("Timestamp") => "TIMESTAMP".to_string(),
+                    t if t.starts_with("List") => "ARRAY".to_string(),
+                    t if t.starts_with("Struct") => "STRUCT".to_string(),
+                    t => t.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+    let name = name.to_ascii_uppercase();
+    Some(BqError::invalid_query(match types {
+        Some(types) => {
+            format!("No matching signature for function {name} for argument types: {types}")
+        }
+        None => format!("No matching signature for function {name}"),
+    }))
 }
 
 /// Casts `batches` (whose columns are in target order) to `target`'s Arrow schema.

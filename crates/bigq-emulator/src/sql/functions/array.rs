@@ -77,6 +77,11 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     let ast::FunctionArguments::Subquery(q) = &f.args else {
         return Ok(None);
     };
+    if many_columns(&q.body) {
+        return Err(BqError::invalid_query(
+            "ARRAY subquery cannot have more than one column unless using SELECT AS STRUCT to build STRUCT values",
+        ));
+    }
     if let Some(direct) = aggregated_in_place(q)? {
         return Ok(Some(Expr::Subquery(direct)));
     }
@@ -105,11 +110,31 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     }
 }
 
+/// Whether a SELECT of a query body has more than one column (and is no `SELECT AS STRUCT`).
+fn many_columns(body: &ast::SetExpr) -> bool {
+    match body {
+        ast::SetExpr::Select(s) => s.value_table_mode.is_none() && s.projection.len() > 1,
+        ast::SetExpr::SetOperation { left, right, .. } => many_columns(left) || many_columns(right),
+        ast::SetExpr::Query(q) => many_columns(&q.body),
+        _ => false,
+    }
+}
+
 /// A subquery that is one plain SELECT of one column (no WITH, DISTINCT, GROUP BY, HAVING,
 /// window, LIMIT or call that may be an aggregate) with its column aggregated in its own
 /// SELECT list, in its ORDER BY's order: a correlated subquery stays one DataFusion
 /// decorrelates.
 fn aggregated_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
+    // `SELECT DISTINCT x .. [ORDER BY x]`: the distinct values aggregated in place.
+    if let ast::SetExpr::Select(s) = q.body.as_ref()
+        && matches!(s.distinct, Some(ast::Distinct::Distinct))
+    {
+        let mut plain = q.clone();
+        if let ast::SetExpr::Select(s) = plain.body.as_mut() {
+            s.distinct = None;
+        }
+        return distinct_in_place(&plain);
+    }
     let Some(s) = plain_select(q) else {
         return Ok(None);
     };
@@ -148,6 +173,59 @@ fn aggregated_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
     };
     let item = match parse(&format!(
         "SELECT coalesce(array_agg({value}{order}), make_array())"
+    ))?
+    .pop()
+    {
+        Some(ast::Statement::Query(t)) => match *t.body {
+            ast::SetExpr::Select(t) => t.projection,
+            _ => return Err(BqError::internal("ARRAY subquery")),
+        },
+        _ => return Err(BqError::internal("ARRAY subquery")),
+    };
+    let mut out = Box::new(q.clone());
+    out.order_by = None;
+    if let ast::SetExpr::Select(sel) = out.body.as_mut() {
+        sel.projection = item;
+    }
+    Ok(Some(out))
+}
+
+/// [`aggregated_in_place`] of a DISTINCT subquery (given without its DISTINCT), when it is
+/// ordered by its value or not at all: `array_agg(DISTINCT x ORDER BY x)`.
+fn distinct_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
+    let Some(s) = plain_select(q) else {
+        return Ok(None);
+    };
+    let value = match s.projection.as_slice() {
+        [ast::SelectItem::UnnamedExpr(e)] => e.clone(),
+        [ast::SelectItem::ExprWithAlias { expr, .. }] => expr.clone(),
+        _ => return Ok(None),
+    };
+    let alias = match s.projection.as_slice() {
+        [ast::SelectItem::ExprWithAlias { alias, .. }] => Some(alias.value.clone()),
+        _ => None,
+    };
+    let sql = format!("{value}");
+    if sql.contains('(') {
+        return Ok(None);
+    }
+    let order = match &q.order_by {
+        None => String::new(),
+        Some(o) => match &o.kind {
+            ast::OrderByKind::Expressions(keys) if keys.len() == 1 => {
+                let k = &keys[0];
+                let key = k.expr.to_string();
+                let same = key == sql || alias.as_deref() == Some(key.as_str()) || key == "1";
+                if !same {
+                    return Ok(None);
+                }
+                format!(" ORDER BY {sql}{}", k.options)
+            }
+            _ => return Ok(None),
+        },
+    };
+    let item = match parse(&format!(
+        "SELECT coalesce(array_agg(DISTINCT {sql}{order}), make_array())"
     ))?
     .pop()
     {
@@ -395,6 +473,30 @@ pub(crate) fn array_slice_offsets() -> ScalarUDF {
 
 /// `ARRAY_SLICE(array, start, end)` as `array_slice_offsets` (DataFusion's `array_slice`
 /// counts from 1).
+/// `ARRAY_CONCAT(a, ..)`: NULL when any array is NULL, as BigQuery gives (DataFusion's
+/// `array_concat` leaves a NULL array out).
+pub(crate) fn array_concat(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let Some(args) = function_args(f).filter(|a| !a.is_empty()) else {
+        return Ok(None);
+    };
+    let any_null = args
+        .iter()
+        .map(|a| Expr::IsNull(Box::new(a.clone())))
+        .reduce(|a, b| crate::sql::ast::binary(a, ast::BinaryOperator::Or, b))
+        .unwrap_or_else(|| Expr::value(ast::Value::Boolean(false)));
+    Ok(Some(Expr::Case {
+        case_token: ast::helpers::attached_token::AttachedToken::empty(),
+        end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![ast::CaseWhen {
+            condition: any_null,
+            result: Expr::value(ast::Value::Null),
+        }],
+        // DataFusion's name for it, under an alias the rewrite does not match again.
+        else_result: Some(Box::new(call("array_cat", args))),
+    }))
+}
+
 pub(crate) fn array_slice(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     let args = function_args(f).ok_or_else(|| BqError::unsupported("ARRAY_SLICE arguments"))?;
     if args.len() != 3 {
@@ -500,6 +602,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Array, &["ARRAY_FIRST(ARRAY<T>) -> T"], array_first),
     Function::udf(Family::Array, &["ARRAY_LAST(ARRAY<T>) -> T"], array_last),
     Function::rewrite(Family::Array, &["ARRAY_SLICE(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice),
+    Function::rewrite(Family::Array, &["ARRAY_CONCAT(ARRAY<T>, ...) -> ARRAY<T>"], array_concat),
     Function::udf(Family::Array, &["array_slice_offsets(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice_offsets),
     Function::rewrite(Family::Array, &["GENERATE_DATE_ARRAY(DATE, DATE[, INTERVAL]) -> ARRAY<DATE>"], generate_date_array),
     Function::rewrite(Family::Array, &["GENERATE_TIMESTAMP_ARRAY(TIMESTAMP, TIMESTAMP, INTERVAL) -> ARRAY<TIMESTAMP>"], generate_date_array),

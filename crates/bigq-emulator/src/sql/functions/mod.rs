@@ -23,6 +23,7 @@ mod avg;
 mod bit;
 mod cast_int;
 mod civil;
+mod comparable;
 mod conditional;
 mod corr;
 mod date;
@@ -34,7 +35,7 @@ mod json;
 pub(crate) mod math;
 mod net;
 mod percentile;
-mod range;
+pub(crate) mod range;
 mod registry;
 mod row;
 pub(crate) mod safe;
@@ -189,9 +190,10 @@ pub(crate) fn check_case_conditions(conditions: &mut [ast::CaseWhen]) {
 }
 
 /// Checks the results of each `CASE`, `IF` and `COALESCE` of a plan (not yet coerced) have
-/// a common type, as BigQuery requires.
+/// a common type, and that what it compares, groups and orders can be, as BigQuery requires.
 pub(crate) fn check_results(plan: &datafusion::logical_expr::LogicalPlan) -> BqResult<()> {
-    conditional::check_results(plan)
+    conditional::check_results(plan)?;
+    comparable::check_plan(plan)
 }
 
 /// `CURRENT_DATETIME` written without parentheses (a name to the parser), as the call.

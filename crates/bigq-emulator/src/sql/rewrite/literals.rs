@@ -423,37 +423,67 @@ pub(super) fn untyped_struct(values: &mut [Expr]) {
 /// `SELECT AS STRUCT a, b AS c FROM ..` where a subquery's one value is expected: the
 /// query of the one STRUCT its row is (`SELECT STRUCT(a, b AS c) FROM ..`).
 pub(super) fn select_as_struct(q: &mut ast::Query) -> BqResult<()> {
-    let ast::SetExpr::Select(select) = q.body.as_mut() else {
-        return Ok(());
-    };
-    let distinct = match select.value_table_mode {
-        Some(ast::ValueTableMode::AsStruct) => false,
-        Some(ast::ValueTableMode::DistinctAsStruct) => true,
-        _ => return Ok(()),
-    };
-    let mut values = Vec::with_capacity(select.projection.len());
-    for item in select.projection.drain(..) {
-        values.push(match item {
-            ast::SelectItem::UnnamedExpr(e) => e,
-            ast::SelectItem::ExprWithAlias { expr, alias } => Expr::Named {
-                expr: Box::new(expr),
-                name: alias,
-            },
-            _ => {
-                return Err(BqError::unsupported(
-                    "SELECT AS STRUCT with * in a subquery (name the columns)",
-                ));
+    // Each SELECT of a set operation; the later ones take the first one's field names, as
+    // the set operation's columns take its column names.
+    let mut names: Option<Vec<Option<Ident>>> = None;
+    for select in crate::sql::ast::body_selects(q.body.as_mut()) {
+        let distinct = match select.value_table_mode {
+            Some(ast::ValueTableMode::AsStruct) => false,
+            Some(ast::ValueTableMode::DistinctAsStruct) => true,
+            _ => continue,
+        };
+        let mut values = Vec::with_capacity(select.projection.len());
+        for item in select.projection.drain(..) {
+            values.push(match item {
+                ast::SelectItem::UnnamedExpr(e) => e,
+                ast::SelectItem::ExprWithAlias { expr, alias } => Expr::Named {
+                    expr: Box::new(expr),
+                    name: alias,
+                },
+                _ => {
+                    return Err(BqError::unsupported(
+                        "SELECT AS STRUCT with * in a subquery (name the columns)",
+                    ));
+                }
+            });
+        }
+        match &names {
+            None => {
+                names = Some(
+                    values
+                        .iter()
+                        .map(|v| match v {
+                            Expr::Named { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                )
             }
-        });
-    }
-    untyped_struct(&mut values);
-    select.projection = vec![ast::SelectItem::UnnamedExpr(Expr::Struct {
-        values,
-        fields: Vec::new(),
-    })];
-    select.value_table_mode = None;
-    if distinct {
-        select.distinct = Some(ast::Distinct::Distinct);
+            Some(first) if first.len() == values.len() => {
+                for (v, n) in values.iter_mut().zip(first) {
+                    if let Some(n) = n {
+                        let inner = match std::mem::replace(v, Expr::value(Value::Null)) {
+                            Expr::Named { expr, .. } => *expr,
+                            other => other,
+                        };
+                        *v = Expr::Named {
+                            expr: Box::new(inner),
+                            name: n.clone(),
+                        };
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+        untyped_struct(&mut values);
+        select.projection = vec![ast::SelectItem::UnnamedExpr(Expr::Struct {
+            values,
+            fields: Vec::new(),
+        })];
+        select.value_table_mode = None;
+        if distinct {
+            select.distinct = Some(ast::Distinct::Distinct);
+        }
     }
     Ok(())
 }
