@@ -138,6 +138,11 @@ pub fn df_err(e: DataFusionError) -> BqError {
         let name = rest.split(['.', ' ']).next().unwrap_or(rest);
         return BqError::invalid_query(format!("Unrecognized name: {}", name.trim_matches('"')));
     }
+    if let Some(rest) = msg.strip_prefix("Field ")
+        && let Some(name) = rest.strip_suffix(" not found in struct")
+    {
+        return BqError::invalid_query(format!("Field name {name} does not exist in STRUCT"));
+    }
     if let Some(err) = no_matching_signature(msg) {
         return err;
     }

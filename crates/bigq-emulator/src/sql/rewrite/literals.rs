@@ -200,47 +200,66 @@ pub(super) fn parameterized_bignumeric(e: &mut Expr) {
 }
 
 /// `CAST([(1, 'x'), ..] AS ARRAY<STRUCT<a INT64, b STRING>>)` (how a typed array literal
-/// arrives): each tuple or unnamed struct element a struct with the type's field names.
+/// arrives): each tuple or unnamed struct element a struct with the type's field names, and
+/// so on into the fields that are STRUCTs and ARRAYs of them.
 pub(super) fn typed_struct_array(expr: &mut Expr, data_type: &ast::DataType) {
-    let (Expr::Array(arr), ast::DataType::Array(ast::ArrayElemTypeDef::AngleBracket(inner))) =
-        (expr, data_type)
-    else {
-        return;
-    };
-    let ast::DataType::Struct(fields, _) = inner.as_ref() else {
-        return;
-    };
-    for el in arr.elem.iter_mut() {
-        let values = match el {
-            Expr::Tuple(items) => std::mem::take(items),
-            Expr::Struct { values, fields: f } if f.is_empty() => std::mem::take(values),
-            _ => continue,
-        };
-        if values.len() != fields.len() {
-            *el = Expr::Tuple(values);
-            continue;
+    if matches!(expr, Expr::Array(_)) {
+        let e = std::mem::replace(expr, Expr::value(Value::Null));
+        *expr = typed_value(e, data_type);
+    }
+}
+
+/// The struct of `values` with the names (and, within, the names of the types) of `fields`.
+fn named_fields(values: Vec<Expr>, fields: &[ast::StructField]) -> Expr {
+    let named = values
+        .into_iter()
+        .zip(fields)
+        .map(|(v, f)| {
+            let v = match v {
+                Expr::Named { expr, .. } => *expr,
+                v => v,
+            };
+            let v = typed_value(v, &f.field_type);
+            match &f.field_name {
+                Some(name) => Expr::Named {
+                    expr: Box::new(v),
+                    name: name.clone(),
+                },
+                None => v,
+            }
+        })
+        .collect();
+    Expr::Struct {
+        values: named,
+        fields: Vec::new(),
+    }
+}
+
+/// `v` with the field names of `t` given to each tuple or unnamed struct in it.
+fn typed_value(v: Expr, t: &ast::DataType) -> Expr {
+    match (v, t) {
+        (
+            Expr::Array(mut arr),
+            ast::DataType::Array(ast::ArrayElemTypeDef::AngleBracket(inner)),
+        ) => {
+            arr.elem = arr
+                .elem
+                .into_iter()
+                .map(|el| typed_value(el, inner))
+                .collect();
+            Expr::Array(arr)
         }
-        let named = values
-            .into_iter()
-            .zip(fields)
-            .map(|(v, f)| {
-                let v = match v {
-                    Expr::Named { expr, .. } => *expr,
-                    v => v,
-                };
-                match &f.field_name {
-                    Some(name) => Expr::Named {
-                        expr: Box::new(v),
-                        name: name.clone(),
-                    },
-                    None => v,
-                }
-            })
-            .collect();
-        *el = Expr::Struct {
-            values: named,
-            fields: Vec::new(),
-        };
+        (Expr::Tuple(values), ast::DataType::Struct(fields, _)) if values.len() == fields.len() => {
+            named_fields(values, fields)
+        }
+        (
+            Expr::Struct {
+                values,
+                fields: declared,
+            },
+            ast::DataType::Struct(fields, _),
+        ) if declared.is_empty() && values.len() == fields.len() => named_fields(values, fields),
+        (v, _) => v,
     }
 }
 

@@ -1,16 +1,16 @@
 //! GoogleSQL → DataFusion SQL, as rewrites of the parsed AST, one file per thing rewritten:
 //! the tables a query reads (`tables`, `information_schema`, `unnest`, `pivot`), `s.*` of a
-//! STRUCT (`struct_star`), the names of its
-//! result columns (`result_names`), query parameters and script variables
-//! (`placeholders`), literals and type names (`literals`), operators (`operators`) and
-//! subquery predicates outside filters (`subqueries`), with BigQuery's rules for set
-//! operations and recursive CTEs checked (`set_operations`, `recursive`), GROUP BY's grouping
-//! sets written out (`grouping`), NaN ordered and picked as BigQuery does (`nan`), names respelled to the case
-//! of the names in scope (`name_case`), named windows as the windows they name (`windows`); calls
-//! of BigQuery's functions are rewritten as [`crate::sql::functions`] lists them. `query`
-//! walks a query and hands each node to these. `range` rewrites the RANGE syntax in the
-//! text, before parsing, `typed_arrays` the typed array literals, and `set_options`
-//! `ALTER TABLE .. SET OPTIONS`.
+//! STRUCT (`struct_star`), the names of its result columns (`result_names`), query
+//! parameters and script variables (`placeholders`), literals and type names (`literals`),
+//! operators (`operators`) and subquery predicates outside filters (`subqueries`), with
+//! BigQuery's rules for set operations and recursive CTEs checked (`set_operations`,
+//! `recursive`), GROUP BY's grouping sets written out (`grouping`), NaN ordered and picked as
+//! BigQuery does (`nan`), names respelled to the case of the names in scope (`name_case`),
+//! named windows as the windows they name (`windows`); calls of BigQuery's functions are
+//! rewritten as [`crate::sql::functions`] lists them. `query` walks a query and hands each
+//! node to these. `range` rewrites the RANGE syntax in the text, before parsing,
+//! `typed_arrays` the typed array literals, `table_name` the name `table`, and
+//! `set_options` `ALTER TABLE .. SET OPTIONS`.
 
 mod grouping;
 mod information_schema;
@@ -29,6 +29,7 @@ mod set_operations;
 pub(crate) mod set_options;
 mod struct_star;
 mod subqueries;
+pub(crate) mod table_name;
 mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;

@@ -179,6 +179,12 @@ impl Rewriter<'_> {
                 negated,
             } => *e = operators::in_unnest(expr, array_expr, *negated),
             Expr::CompoundFieldAccess { root, access_chain } => {
+                // `(expr).field`: the field by its name, as DataFusion plans a dot access.
+                for a in access_chain.iter_mut() {
+                    if let ast::AccessExpr::Dot(Expr::Identifier(id)) = a {
+                        *a = ast::AccessExpr::Dot(crate::sql::ast::string(&id.value));
+                    }
+                }
                 if let Some(checked) = operators::subscripts(root, access_chain) {
                     *e = checked;
                 }

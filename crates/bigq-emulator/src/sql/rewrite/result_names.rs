@@ -5,7 +5,7 @@ use datafusion::sql::sqlparser::ast::{self, Expr, Ident, Query, Value};
 use crate::sql::names::NameContext;
 
 /// Names the result columns as BigQuery does: a column reference or a path (`t.x`,
-/// `s.a.b`) by its last part, any other expression without an alias `f0_`, `f1_`, ... (in
+/// `s.a.b`, `(expr).a`) by its last part, any other expression without an alias `f0_`, `f1_`, ... (in
 /// the order of such columns); DataFusion would name them after the expression
 /// (`count(*)`, `Int64(1)`); a script variable keeps its name, though its value replaces
 /// it. Only the outermost SELECT's names reach the result (the leftmost one of a set
@@ -40,6 +40,18 @@ pub(super) fn name_result_columns(q: &mut Query, cx: &NameContext) {
                 Some(last) => last.clone(),
                 None => continue,
             },
+            // `(expr).a.b`, `arr[OFFSET(0)].b`: the last field's name.
+            Expr::CompoundFieldAccess { access_chain, .. }
+                if matches!(
+                    access_chain.last(),
+                    Some(ast::AccessExpr::Dot(Expr::Identifier(_)))
+                ) =>
+            {
+                match access_chain.last() {
+                    Some(ast::AccessExpr::Dot(Expr::Identifier(id))) => id.clone(),
+                    _ => continue,
+                }
+            }
             _ => {
                 let name = Ident::new(format!("f{anonymous}_"));
                 anonymous += 1;
