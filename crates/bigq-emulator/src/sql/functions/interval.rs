@@ -132,6 +132,78 @@ pub(crate) fn make_interval() -> ScalarUDF {
     )
 }
 
+/// The slot of `bigq_make_interval` a date part's count goes to, with its multiplier.
+const COUNT_SLOTS: [(&str, usize, i64); 8] = [
+    ("YEAR", 0, 1),
+    ("QUARTER", 1, 3),
+    ("MONTH", 1, 1),
+    ("WEEK", 2, 7),
+    ("DAY", 2, 1),
+    ("HOUR", 3, 1),
+    ("MINUTE", 4, 1),
+    ("SECOND", 5, 1),
+];
+
+/// `INTERVAL n part` as DataFusion can plan it, where it cannot as written: a count that is
+/// an expression (`INTERVAL (2 + 3) DAY`, `INTERVAL n DAY`) becomes `bigq_make_interval` of
+/// it; a literal count of QUARTERs or WEEKs the MONTHs or DAYs they are. `None` for an
+/// interval DataFusion plans as it is.
+pub(crate) fn interval_of_count(iv: &ast::Interval) -> Option<Expr> {
+    if iv.last_field.is_some() {
+        return None;
+    }
+    let part = iv.leading_field.as_ref()?.to_string().to_ascii_uppercase();
+    let &(_, slot, times) = COUNT_SLOTS.iter().find(|(p, _, _)| *p == part)?;
+    let literal = |e: &Expr| match e {
+        Expr::Value(v) => matches!(v.value, ast::Value::Number(..)).then(|| v.value.to_string()),
+        _ => None,
+    };
+    let count = iv.value.as_ref();
+    let literal_count = match count {
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => literal(expr).map(|n| format!("-{n}")),
+        e => literal(e),
+    };
+    if let Some(n) = literal_count {
+        if times == 1 {
+            return None;
+        }
+        let n: i64 = n.parse().ok()?;
+        let unit = if slot == 1 {
+            ast::DateTimeField::Month
+        } else {
+            ast::DateTimeField::Day
+        };
+        return Some(Expr::Interval(ast::Interval {
+            value: Box::new(number(n.checked_mul(times)?)),
+            leading_field: Some(unit),
+            leading_precision: None,
+            last_field: None,
+            fractional_seconds_precision: None,
+        }));
+    }
+    if matches!(count, Expr::Value(_)) {
+        return None;
+    }
+    let n = cast(count.clone(), ast::DataType::BigInt(None));
+    let n = if times == 1 {
+        n
+    } else {
+        crate::sql::ast::binary(n, ast::BinaryOperator::Multiply, number(times))
+    };
+    let mut args = vec![number(0); 6];
+    args[slot] = n;
+    Some(call("bigq_make_interval", args))
+}
+
+/// Whether `e` is an interval [`interval_of_count`] made of a count expression.
+pub(crate) fn is_interval_of_count(e: &Expr) -> bool {
+    matches!(e, Expr::Function(f)
+        if crate::sql::ast::function_name(f).as_deref() == Some("BIGQ_MAKE_INTERVAL"))
+}
+
 /// `MAKE_INTERVAL([year][, month][, day][, hour][, minute][, second])`, each part given by
 /// position or by name (`day => 2`) and 0 when left out, as `bigq_make_interval` of all six.
 pub(crate) fn make_interval_call(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {

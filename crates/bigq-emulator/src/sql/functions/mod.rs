@@ -92,7 +92,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
 }
 
 pub(crate) use cast_int::{cast_int64_udf, casts_to_int64};
-pub(crate) use interval::{bigq_datetime_minus, is_datetime_minus};
+pub(crate) use interval::{bigq_datetime_minus, interval_of_count, is_datetime_minus};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use row::bq_type_name;
@@ -182,6 +182,11 @@ pub(crate) fn rewrite_cast_format(e: &Expr) -> BqResult<Option<Expr>> {
 /// calls of BigQuery's SUBSTR.
 pub(crate) fn rewrite_substring(e: &Expr) -> BqResult<Expr> {
     string::substring(e)
+}
+
+/// Whether `e` is an `INTERVAL n part` of a count expression, as the walk rewrote it.
+pub(crate) fn is_interval_of_count(e: &Expr) -> bool {
+    interval::is_interval_of_count(e)
 }
 
 /// The conditions of a searched `CASE`, each passed through a check that it is BOOL.

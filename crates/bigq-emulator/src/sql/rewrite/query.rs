@@ -55,6 +55,7 @@ fn rewrite(
         params,
         ctes: HashSet::new(),
         positional: 0,
+        interval_args: HashSet::new(),
     };
     match node.visit(&mut r) {
         ControlFlow::Continue(()) => Ok(()),
@@ -69,6 +70,9 @@ struct Rewriter<'a> {
     ctes: HashSet<String>,
     /// The `?` parameters met so far.
     positional: usize,
+    /// Where the `INTERVAL n part` arguments of calls are (by address, while the walk is in
+    /// the call): the call's rewrite reads them as written (`DATE_ADD`'s part, for one).
+    interval_args: HashSet<usize>,
 }
 
 impl Rewriter<'_> {
@@ -86,7 +90,13 @@ impl Rewriter<'_> {
             Expr::Interval(iv) if iv.last_field.is_some() => {
                 *e = literals::range_interval(iv)?;
             }
-            Expr::Interval(iv) => literals::check_interval_count(iv)?,
+            Expr::Interval(iv) => {
+                literals::check_interval_count(iv)?;
+                let argument = self.interval_args.contains(&(iv as *const _ as usize));
+                if !argument && let Some(planned) = functions::interval_of_count(iv) {
+                    *e = planned;
+                }
+            }
             Expr::Cast {
                 format: Some(_), ..
             } => {
@@ -136,7 +146,9 @@ impl Rewriter<'_> {
                 left,
                 op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
                 right,
-            } if matches!(right.as_ref(), Expr::Interval(_)) => {
+            } if matches!(right.as_ref(), Expr::Interval(_))
+                || functions::is_interval_of_count(right) =>
+            {
                 *e = operators::interval_arithmetic(left, op, right);
             }
             Expr::BinaryOp {
@@ -275,6 +287,16 @@ impl VisitorMut for Rewriter<'_> {
     }
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<BqError> {
+        if let Expr::Function(f) = e
+            && let ast::FunctionArguments::List(list) = &f.args
+        {
+            for a in &list.args {
+                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Expr::Interval(iv))) = a
+                {
+                    self.interval_args.insert(iv as *const _ as usize);
+                }
+            }
+        }
         let subquery = match e {
             Expr::Subquery(q) | Expr::Exists { subquery: q, .. } => Some(q),
             Expr::InSubquery { subquery: q, .. } => Some(q),
