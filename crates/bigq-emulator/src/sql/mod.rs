@@ -6,6 +6,7 @@
 
 pub(crate) mod ast;
 pub(crate) mod dialect;
+pub(crate) mod escapes;
 pub(crate) mod exec;
 pub(crate) mod functions;
 pub(crate) mod names;
