@@ -152,6 +152,7 @@ impl Engine {
         self.expand_pivots(&mut q, &state).await?;
         self.expand_struct_unnests(&mut q, &state).await?;
         self.expand_struct_stars(&mut q, &state).await?;
+        self.check_star_lists(&mut q, &state).await?;
         // A name spelled in another case than the column it names is respelled and the
         // query planned again (each pass respells one name).
         let mut respelled = 0;
@@ -316,6 +317,71 @@ impl Engine {
             });
         }
         expand_struct_stars(q, stars, &fields)
+    }
+
+    /// Checks that each column a `SELECT * EXCEPT (..)` or `SELECT * REPLACE (.. AS c)` of
+    /// the query's body names is a column of its FROM, as BigQuery requires (DataFusion
+    /// ignores a REPLACE of a column that is not there), by planning `SELECT *` of that FROM;
+    /// each name is respelled as the column is (names are case-insensitive).
+    async fn check_star_lists(
+        &self,
+        q: &mut Query,
+        state: &datafusion::execution::SessionState,
+    ) -> BqResult<()> {
+        let with = q.with.clone();
+        for s in crate::sql::ast::body_selects(q.body.as_mut()) {
+            let from = s.from.clone();
+            for item in &mut s.projection {
+                let ast::SelectItem::Wildcard(opts) = item else {
+                    continue;
+                };
+                let mut listed: Vec<(&str, &mut ast::Ident)> = Vec::new();
+                if let Some(except) = &mut opts.opt_except {
+                    listed.push(("EXCEPT", &mut except.first_element));
+                    listed.extend(except.additional_elements.iter_mut().map(|i| ("EXCEPT", i)));
+                }
+                if let Some(replace) = &mut opts.opt_replace {
+                    listed.extend(
+                        replace
+                            .items
+                            .iter_mut()
+                            .map(|r| ("REPLACE", &mut r.column_name)),
+                    );
+                }
+                if listed.is_empty() {
+                    continue;
+                }
+                let mut probe = self.parse_query("SELECT * FROM x")?;
+                probe.with = with.clone();
+                if let ast::SetExpr::Select(p) = probe.body.as_mut() {
+                    p.from = from.clone();
+                }
+                // A FROM that does not plan alone is left for the query's planning to report.
+                let Ok(plan) = state
+                    .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
+                    .await
+                else {
+                    continue;
+                };
+                for (list, name) in listed {
+                    let found = plan
+                        .schema()
+                        .fields()
+                        .iter()
+                        .find(|f| f.name().eq_ignore_ascii_case(&name.value));
+                    match found {
+                        Some(f) => name.value = f.name().clone(),
+                        None => {
+                            return Err(BqError::invalid_query(format!(
+                                "Column {} in SELECT * {list} list does not exist",
+                                name.value
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `SELECT expr`, for an expression already in the AST.

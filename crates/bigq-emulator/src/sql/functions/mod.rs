@@ -55,7 +55,7 @@ use std::sync::OnceLock;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
-use crate::error::BqResult;
+use crate::error::{BqError, BqResult};
 use crate::sql::ast::function_name;
 
 use self::registry::{Function, Implementation, Rewrite};
@@ -155,8 +155,75 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
     };
     match rewrites().get(name.strip_prefix("SAFE.").unwrap_or(&name)) {
         Some(rewrite) => rewrite(&name, f),
-        None => Ok(None),
+        None => positional_arguments(&name, f),
     }
+}
+
+/// The parameter names of the UDFs that take an argument by name (`EDIT_DISTANCE(a, b,
+/// max_distance => 2)`), in order; DataFusion calls a UDF with positional arguments only.
+const NAMED_PARAMETERS: &[(&str, &[&str])] =
+    &[("EDIT_DISTANCE", &["value1", "value2", "max_distance"])];
+
+/// A call of a UDF of [`NAMED_PARAMETERS`] with its named arguments put in their places;
+/// `None` when it has none.
+fn positional_arguments(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
+    let Some((_, params)) = NAMED_PARAMETERS.iter().find(|(n, _)| *n == name) else {
+        return Ok(None);
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Ok(None);
+    };
+    if !list
+        .args
+        .iter()
+        .any(|a| matches!(a, ast::FunctionArg::Named { .. }))
+    {
+        return Ok(None);
+    }
+    let mut slots: Vec<Option<ast::FunctionArg>> = vec![None; params.len()];
+    let mut next = 0;
+    for a in &list.args {
+        let (slot, value) = match a {
+            ast::FunctionArg::Named { name: n, arg, .. } => {
+                let key = n.value.to_ascii_lowercase();
+                let slot = params.iter().position(|p| *p == key).ok_or_else(|| {
+                    BqError::invalid_query(format!("{name} has no argument named {}", n.value))
+                })?;
+                (slot, arg.clone())
+            }
+            ast::FunctionArg::Unnamed(arg) => (next, arg.clone()),
+            other => {
+                return Err(BqError::invalid_query(format!(
+                    "{name}: unexpected argument {other}"
+                )));
+            }
+        };
+        match slots.get_mut(slot) {
+            Some(s @ None) => *s = Some(ast::FunctionArg::Unnamed(value)),
+            _ => {
+                return Err(BqError::invalid_query(format!(
+                    "{name}: too many arguments, or {} given twice",
+                    params.get(slot).unwrap_or(&"an argument")
+                )));
+            }
+        }
+        next = slot + 1;
+    }
+    let Some(filled) = slots.iter().rposition(Option::is_some) else {
+        return Ok(None);
+    };
+    let args = slots[..=filled]
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| BqError::invalid_query(format!("{name}: an argument is missing")))?;
+    let mut g = f.clone();
+    g.args = ast::FunctionArguments::List(ast::FunctionArgumentList {
+        duplicate_treatment: list.duplicate_treatment,
+        args,
+        clauses: list.clauses.clone(),
+    });
+    Ok(Some(Expr::Function(g)))
 }
 
 /// `EXTRACT(part FROM x)` as the date family's UDFs compute it; `None` for any other

@@ -36,7 +36,12 @@ pub(super) fn from_base64(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> 
     engine
         .decode(cleaned.as_bytes())
         .map(bytes_value)
-        .map_err(|e| fail("FROM_BASE64", format!("invalid base64 {s:?}: {e}")))
+        .map_err(|e| {
+            fail(
+                "FROM_BASE64",
+                format!("Failed to decode invalid base64 string {s:?}: {e}"),
+            )
+        })
 }
 
 pub(super) fn to_base32(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
@@ -76,7 +81,12 @@ pub(super) fn from_hex(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
         let hex = std::str::from_utf8(pair).ok();
         match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
             Some(b) if pair.iter().all(u8::is_ascii_hexdigit) => out.push(b),
-            _ => return Err(fail("FROM_HEX", format!("invalid hex string {s:?}"))),
+            _ => {
+                return Err(fail(
+                    "FROM_HEX",
+                    format!("Failed to decode invalid hexadecimal string {s:?}"),
+                ));
+            }
         }
     }
     Ok(bytes_value(out))
@@ -103,7 +113,7 @@ pub(super) fn code_points_to_string(_: &Call, a: &[ScalarValue]) -> DfResult<Sca
         let c = u32::try_from(i)
             .ok()
             .and_then(char::from_u32)
-            .ok_or_else(|| fail("CODE_POINTS_TO_STRING", format!("invalid code point {i}")))?;
+            .ok_or_else(|| fail("CODE_POINTS_TO_STRING", format!("Invalid codepoint {i}")))?;
         out.push(c);
     }
     Ok(string_value(out))
@@ -151,6 +161,6 @@ pub(super) fn chr(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
     let c = u32::try_from(i)
         .ok()
         .and_then(char::from_u32)
-        .ok_or_else(|| fail("CHR", format!("invalid code point {i}")))?;
+        .ok_or_else(|| fail("CHR", format!("Invalid codepoint {i}")))?;
     Ok(string_value(c.to_string()))
 }
