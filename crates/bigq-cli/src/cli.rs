@@ -44,6 +44,8 @@ pub enum Command {
     Read(ReadArgs),
     /// Write rows from a file into a table through the Storage Write API.
     Write(WriteArgs),
+    /// Print a table's first rows, through tabledata.list (no query, nothing billed).
+    Head(HeadArgs),
     /// List the datasets of the project.
     Datasets,
     /// List the project's jobs, newest first: id, state, statement type, bytes billed.
@@ -176,6 +178,25 @@ pub struct ReadArgs {
     /// Write to this file rather than stdout.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+}
+
+/// `bigq head`.
+#[derive(Debug, Args)]
+pub struct HeadArgs {
+    /// `dataset.table` or `project.dataset.table`.
+    pub table: String,
+    /// How many rows.
+    #[arg(long, short = 'n', default_value_t = 10)]
+    pub rows: u64,
+    /// The first row to print (0-based).
+    #[arg(long, default_value_t = 0)]
+    pub start: u64,
+    /// Only these columns, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 /// `bigq write`.

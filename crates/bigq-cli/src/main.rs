@@ -65,6 +65,7 @@ async fn run(cli: Cli) -> error::Result<()> {
     match cli.command {
         Command::Query(args) => cmd::query::run(g, args).await,
         Command::Read(args) => cmd::read::run(g, args).await,
+        Command::Head(args) => cmd::read::head(g, args).await,
         Command::Write(args) => cmd::write::run(g, args).await,
         Command::Datasets => cmd::admin::datasets(g).await,
         Command::Jobs { state, limit } => cmd::admin::jobs(g, state.as_deref(), limit).await,

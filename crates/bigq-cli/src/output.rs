@@ -112,6 +112,7 @@ impl Sink {
         self.rows += batch.num_rows() as u64;
         if !matches!(self.format, Inner::Parquet(_)) {
             batch = bytes_as_base64(&batch)?;
+            batch = decimals_as_text(&batch)?;
         }
         match &mut self.format {
             Inner::Table { batches, .. } => batches.push(batch),
@@ -220,6 +221,109 @@ fn bytes_as_base64(batch: &RecordBatch) -> Result<RecordBatch> {
     )?)
 }
 
+/// `batch` with its NUMERIC and BIGNUMERIC values (at any depth) as BigQuery renders them:
+/// no trailing zeros after the point, no point without a fraction (`1.25`, `3`; Arrow's
+/// formatters write every digit of the scale, `1.250000000`). The JSON formats write them
+/// as strings, as BigQuery's API does, since a JSON number would not hold 38 or 76 digits.
+fn decimals_as_text(batch: &RecordBatch) -> Result<RecordBatch> {
+    fn has_decimal(t: &arrow_schema::DataType) -> bool {
+        use arrow_schema::DataType as D;
+        match t {
+            D::Decimal128(..) | D::Decimal256(..) => true,
+            D::List(f) | D::LargeList(f) | D::FixedSizeList(f, _) => has_decimal(f.data_type()),
+            D::Struct(fs) => fs.iter().any(|f| has_decimal(f.data_type())),
+            _ => false,
+        }
+    }
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| has_decimal(f.data_type())) {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let (f, c) = decimal_text(field, column)?;
+        fields.push(f);
+        columns.push(c);
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(arrow_schema::Schema::new(fields)),
+        columns,
+    )?)
+}
+
+/// A column with its decimals as text (see [`decimals_as_text`]), and its field so typed.
+fn decimal_text(
+    field: &arrow_schema::FieldRef,
+    column: &arrow_array::ArrayRef,
+) -> Result<(arrow_schema::FieldRef, arrow_array::ArrayRef)> {
+    use arrow_array::Array;
+    use arrow_schema::DataType as D;
+    let retyped = |t: D| Arc::new(field.as_ref().clone().with_data_type(t));
+    match field.data_type() {
+        D::Decimal128(..) | D::Decimal256(..) => {
+            let text = arrow_cast::cast(column, &D::Utf8)?;
+            let text = text
+                .as_any()
+                .downcast_ref::<arrow_array::StringArray>()
+                .ok_or_else(|| Failure::new("NUMERIC as text"))?;
+            let trimmed: arrow_array::StringArray =
+                text.iter().map(|v| v.map(trim_decimal)).collect();
+            Ok((retyped(D::Utf8), Arc::new(trimmed)))
+        }
+        D::Struct(_) => {
+            let s = column
+                .as_any()
+                .downcast_ref::<arrow_array::StructArray>()
+                .ok_or_else(|| Failure::new("STRUCT column"))?;
+            let mut fields = Vec::with_capacity(s.num_columns());
+            let mut columns = Vec::with_capacity(s.num_columns());
+            for (f, c) in s.fields().iter().zip(s.columns()) {
+                let (f, c) = decimal_text(f, c)?;
+                fields.push(f);
+                columns.push(c);
+            }
+            let out = arrow_array::StructArray::try_new(
+                fields.clone().into(),
+                columns,
+                s.nulls().cloned(),
+            )?;
+            Ok((retyped(D::Struct(fields.into())), Arc::new(out)))
+        }
+        D::List(_) => {
+            let l = column
+                .as_any()
+                .downcast_ref::<arrow_array::ListArray>()
+                .ok_or_else(|| Failure::new("ARRAY column"))?;
+            let D::List(item) = field.data_type() else {
+                unreachable!("matched as a list")
+            };
+            let (item, values) = decimal_text(item, l.values())?;
+            let out = arrow_array::ListArray::try_new(
+                item.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?;
+            Ok((retyped(D::List(item)), Arc::new(out)))
+        }
+        _ => Ok((field.clone(), column.clone())),
+    }
+}
+
+/// `1.250000000` as `1.25`, `3.000000000` as `3`.
+fn trim_decimal(v: &str) -> String {
+    if !v.contains('.') {
+        return v.to_string();
+    }
+    let t = v.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" {
+        "0".to_string()
+    } else {
+        t.to_string()
+    }
+}
+
 /// `batch` with every ARRAY, STRUCT and RANGE column as JSON text, which CSV can hold.
 fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
     let schema = batch.schema();
@@ -237,7 +341,7 @@ fn nested_as_json(batch: &RecordBatch) -> Result<RecordBatch> {
             continue;
         }
         // Each cell as arrow-json's writer encodes it: struct members in the column's order,
-        // NUMERIC with every digit, as the JSON formats print them.
+        // NUMERIC as text, as the JSON formats print them.
         let mut encoder = arrow_json::writer::make_encoder(field, column, &options)?;
         let mut text = arrow_array::builder::StringBuilder::new();
         for i in 0..column.len() {
@@ -284,5 +388,25 @@ impl<W: Write> Write for Counting<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim_decimal;
+
+    #[test]
+    fn decimals_trim_as_bigquery_renders_them() {
+        for (v, want) in [
+            ("1.250000000", "1.25"),
+            ("3.000000000", "3"),
+            ("-0.500000000", "-0.5"),
+            ("0.000000000", "0"),
+            ("-0.000000000", "0"),
+            ("120", "120"),
+            ("100.000", "100"),
+        ] {
+            assert_eq!(trim_decimal(v), want);
+        }
     }
 }

@@ -238,11 +238,27 @@ async fn typed_values_print_as_text() {
     // TIMESTAMP columns carry the zone "UTC": printed as such, not an error.
     assert_eq!(
         env.ok(&["query", sql, "--format", "csv"]).await,
-        "n,t,d,tm\n1.500000000,2024-01-02T03:04:05.250Z,2024-01-02,03:04:05\n"
+        "n,t,d,tm\n1.5,2024-01-02T03:04:05.250Z,2024-01-02,03:04:05\n"
     );
     assert_eq!(
         env.ok(&["query", sql, "--format", "ndjson"]).await,
-        "{\"n\":1.500000000,\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
+        "{\"n\":\"1.5\",\"t\":\"2024-01-02T03:04:05.250Z\",\"d\":\"2024-01-02\",\"tm\":\"03:04:05\"}\n"
+    );
+    // NUMERIC and BIGNUMERIC as BigQuery renders them, at any depth and in the grid too.
+    let numbers = "SELECT NUMERIC '3' AS i, NUMERIC '-0.25' AS f, BIGNUMERIC '1.10' AS b, \
+                   [NUMERIC '2.50'] AS a, STRUCT(NUMERIC '7.0' AS x) AS s";
+    assert_eq!(
+        env.ok(&["query", numbers, "--format", "ndjson"]).await,
+        "{\"i\":\"3\",\"f\":\"-0.25\",\"b\":\"1.1\",\"a\":[\"2.5\"],\"s\":{\"x\":\"7\"}}\n"
+    );
+    assert_eq!(
+        env.ok(&["query", numbers, "--format", "csv"]).await,
+        "i,f,b,a,s\n3,-0.25,1.1,\"[\"\"2.5\"\"]\",\"{\"\"x\"\":\"\"7\"\"}\"\n"
+    );
+    let grid = env.ok(&["query", numbers]).await;
+    assert!(
+        grid.contains("| 3 ") && grid.contains("| -0.25 ") && !grid.contains("000"),
+        "{grid}"
     );
     // BYTES as base64, as BigQuery prints them.
     assert_eq!(
@@ -277,6 +293,36 @@ async fn typed_values_print_as_text() {
         .await,
         "s\n\"{\"\"y\"\":3,\"\"x\"\":\"\"a\"\"}\"\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_prints_the_first_rows_without_a_query() {
+    let env = Env::new("head").await;
+    env.shop().await;
+    let csv = env
+        .ok(&["head", "shop.orders", "-n", "2", "--format", "csv"])
+        .await;
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert_eq!(lines[0], "id,item,qty,price");
+    let some = env
+        .ok(&[
+            "head",
+            "shop.orders",
+            "-n",
+            "1",
+            "--start",
+            "4",
+            "--columns",
+            "item",
+            "--format",
+            "ndjson",
+        ])
+        .await;
+    assert_eq!(some.lines().count(), 1, "{some}");
+    assert!(some.starts_with("{\"item\":"), "{some}");
+    let grid = env.ok(&["head", "shop.orders"]).await;
+    assert!(grid.contains("| id ") && grid.contains("apple"), "{grid}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

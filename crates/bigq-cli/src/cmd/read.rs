@@ -1,4 +1,5 @@
-//! `bigq read`: a table through the Storage Read API, to stdout or a file.
+//! `bigq read`: a table through the Storage Read API, to stdout or a file; `bigq head`: its
+//! first rows through tabledata.list.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -6,7 +7,7 @@ use std::time::Instant;
 use bigq::Transport;
 use futures::StreamExt;
 
-use crate::cli::{Format, Global, ReadArgs};
+use crate::cli::{Format, Global, HeadArgs, ReadArgs};
 use crate::error::{Failure, Result};
 use crate::output::Sink;
 use crate::{connect, progress};
@@ -60,5 +61,33 @@ pub async fn run(global: &Global, args: ReadArgs) -> Result<()> {
         batches.stream_count(),
         started.elapsed()
     );
+    Ok(())
+}
+
+/// Runs `bigq head`: the first `--rows` rows from `--start`, one page of tabledata.list (no
+/// query job, so nothing is billed).
+pub async fn head(global: &Global, args: HeadArgs) -> Result<()> {
+    if args.format == Format::Parquet {
+        return Err(Failure::new(
+            "bigq head prints rows; use bigq read --format parquet for a file",
+        ));
+    }
+    let client = connect::client(global, Transport::Rest).await?;
+    let page = u32::try_from(args.rows.clamp(1, 100_000)).unwrap_or(100_000);
+    let mut data = client
+        .read_table_data(&args.table)
+        .page_size(page)
+        .start_index(args.start);
+    if !args.columns.is_empty() {
+        data = data.selected_fields(args.columns.iter().map(|c| c.trim().to_string()));
+    }
+    let mut batches = data.batches().await?;
+    let mut sink = Sink::new(args.format, batches.schema(), None, Some(args.rows))?;
+    while let Some(batch) = batches.next().await {
+        if !sink.write(&batch?)? {
+            break;
+        }
+    }
+    sink.finish()?;
     Ok(())
 }
