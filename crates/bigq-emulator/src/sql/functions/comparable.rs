@@ -5,6 +5,7 @@
 //!   compared, ordered by or passed to `MIN`/`MAX`;
 //! - a STRUCT has equality but no order (`<`, ORDER BY, `MIN`/`MAX`);
 //! - the columns of a set operation have a common supertype;
+//! - a RANGE window frame with an offset orders by one number or date;
 //! - the numeric aggregates take numbers, `STRING_AGG` and `ARRAY_TO_STRING` strings or
 //!   bytes, and `ARRAY_CONCAT` arrays of one element type (DataFusion coerces past these).
 
@@ -203,6 +204,39 @@ fn expr_error(e: &Expr, schema: &DFSchema) -> Option<BqError> {
                 )));
             }
             None
+        }
+        Expr::WindowFunction(w) => {
+            use datafusion::logical_expr::{WindowFrameBound, WindowFrameUnits};
+            let frame = &w.params.window_frame;
+            let offset = |b: &WindowFrameBound| {
+                !matches!(b, WindowFrameBound::CurrentRow)
+                    && !matches!(b, WindowFrameBound::Preceding(v) | WindowFrameBound::Following(v) if v.is_null())
+            };
+            if frame.units != WindowFrameUnits::Range
+                || !(offset(&frame.start_bound) || offset(&frame.end_bound))
+            {
+                return None;
+            }
+            let keys = &w.params.order_by;
+            let t = match keys.as_slice() {
+                [k] => k.expr.get_type(schema).ok()?,
+                _ => {
+                    return Some(BqError::invalid_query(
+                        "A RANGE window frame with an offset must have exactly one ORDER BY key",
+                    ));
+                }
+            };
+            let orderable = t.is_numeric()
+                || matches!(
+                    t,
+                    DataType::Date32 | DataType::Date64 | DataType::Timestamp(..) | DataType::Null
+                );
+            (!orderable).then(|| {
+                BqError::invalid_query(format!(
+                    "ORDER BY key of a RANGE window frame with an offset must be numeric or a date, not {}",
+                    bq_type_name(&t)
+                ))
+            })
         }
         Expr::ScalarFunction(f) if f.name() == "array_to_string" => {
             let t = f.args.first()?.get_type(schema).ok()?;
