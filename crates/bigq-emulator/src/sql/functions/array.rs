@@ -11,7 +11,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, BooleanBuilder, ListArray, Scalar, UInt64Array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanBuilder, ListArray, Scalar, UInt64Array,
+};
 use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::compute::kernels::cmp::eq;
 use datafusion::arrow::compute::take;
@@ -38,6 +40,162 @@ struct GenerateArray {
     signature: Signature,
 }
 
+/// The element type of `GENERATE_ARRAY` of `args`: FLOAT64 if any is, else NUMERIC (or
+/// BIGNUMERIC) if any is, else INT64.
+fn series_type(args: &[DataType]) -> DfResult<DataType> {
+    let mut out = DataType::Int64;
+    for t in args {
+        match t {
+            DataType::Null => {}
+            t if t.is_integer() => {}
+            DataType::Float32 | DataType::Float64 => out = DataType::Float64,
+            DataType::Decimal256(..) if out != DataType::Float64 => {
+                out = DataType::Decimal256(76, 38)
+            }
+            DataType::Decimal128(..)
+                if !matches!(out, DataType::Float64 | DataType::Decimal256(..)) =>
+            {
+                out = DataType::Decimal128(38, 9)
+            }
+            DataType::Decimal128(..) | DataType::Decimal256(..) => {}
+            other => {
+                return Err(DataFusionError::Plan(format!(
+                    "No matching signature for function GENERATE_ARRAY for argument type {}",
+                    super::bq_type_name(other)
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// At most this many elements in one generated array.
+const MAX_SERIES: usize = 10_000_000;
+
+fn series_error(msg: &str) -> DataFusionError {
+    DataFusionError::Execution(format!("GENERATE_ARRAY: {msg}"))
+}
+
+/// The series of each row of FLOAT64 bounds and step (NULL for a NULL argument).
+fn float_series(a: &[ArrayRef], n: usize) -> DfResult<ArrayRef> {
+    use datafusion::arrow::array::{Float64Builder, ListBuilder};
+    use datafusion::arrow::datatypes::Float64Type;
+    let cols: Vec<_> = a.iter().map(|c| c.as_primitive::<Float64Type>()).collect();
+    let mut out = ListBuilder::new(Float64Builder::new());
+    for i in 0..n {
+        let v = |k: usize| {
+            cols.get(k)
+                .map_or(Some(1.0), |c| c.is_valid(i).then(|| c.value(i)))
+        };
+        let (Some(start), Some(end), Some(step)) = (v(0), v(1), v(2)) else {
+            out.append_null();
+            continue;
+        };
+        if start.is_nan() || end.is_nan() || step.is_nan() {
+            return Err(series_error("the start, end and step cannot be NaN"));
+        }
+        if step == 0.0 {
+            return Err(series_error("Sequence step cannot be 0."));
+        }
+        if !(start.is_finite() && end.is_finite() && step.is_finite()) {
+            return Err(series_error("the start, end and step must be finite"));
+        }
+        let count = ((end - start) / step).floor();
+        if count >= 0.0 {
+            if count >= MAX_SERIES as f64 {
+                return Err(series_error("the array would have too many elements"));
+            }
+            for k in 0..=(count as usize) {
+                out.values().append_value(start + k as f64 * step);
+            }
+        }
+        out.append(true);
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// The series of each row of NUMERIC (or BIGNUMERIC) bounds and step, computed exactly.
+fn decimal_series(a: &[ArrayRef], n: usize, t: &DataType) -> DfResult<ArrayRef> {
+    use datafusion::arrow::array::{Decimal128Builder, Decimal256Builder, ListBuilder};
+    use datafusion::arrow::datatypes::{Decimal128Type, Decimal256Type, i256};
+    let step_of = |start: i256, end: i256, step: i256| -> DfResult<Option<usize>> {
+        if step == i256::ZERO {
+            return Err(series_error("Sequence step cannot be 0."));
+        }
+        let count = (end - start) / step;
+        if count < i256::ZERO {
+            return Ok(None);
+        }
+        count
+            .to_i128()
+            .and_then(|c| usize::try_from(c).ok())
+            .filter(|c| *c < MAX_SERIES)
+            .map(Some)
+            .ok_or_else(|| series_error("the array would have too many elements"))
+    };
+    match t {
+        DataType::Decimal256(p, s) => {
+            let cols: Vec<_> = a
+                .iter()
+                .map(|c| c.as_primitive::<Decimal256Type>())
+                .collect();
+            let one = i256::from_i128(10i128.pow(*s as u32));
+            let mut out =
+                ListBuilder::new(Decimal256Builder::new().with_precision_and_scale(*p, *s)?);
+            for i in 0..n {
+                let v = |k: usize| {
+                    cols.get(k)
+                        .map_or(Some(one), |c| c.is_valid(i).then(|| c.value(i)))
+                };
+                let (Some(start), Some(end), Some(step)) = (v(0), v(1), v(2)) else {
+                    out.append_null();
+                    continue;
+                };
+                if let Some(count) = step_of(start, end, step)? {
+                    for k in 0..=count {
+                        out.values()
+                            .append_value(start + step * i256::from_i128(k as i128));
+                    }
+                }
+                out.append(true);
+            }
+            Ok(Arc::new(out.finish()))
+        }
+        DataType::Decimal128(p, s) => {
+            let cols: Vec<_> = a
+                .iter()
+                .map(|c| c.as_primitive::<Decimal128Type>())
+                .collect();
+            let one = 10i128.pow(*s as u32);
+            let mut out =
+                ListBuilder::new(Decimal128Builder::new().with_precision_and_scale(*p, *s)?);
+            for i in 0..n {
+                let v = |k: usize| {
+                    cols.get(k)
+                        .map_or(Some(one), |c| c.is_valid(i).then(|| c.value(i)))
+                };
+                let (Some(start), Some(end), Some(step)) = (v(0), v(1), v(2)) else {
+                    out.append_null();
+                    continue;
+                };
+                let wide = |x: i128| i256::from_i128(x);
+                if let Some(count) = step_of(wide(start), wide(end), wide(step))? {
+                    for k in 0..=count {
+                        let x = (k as i128)
+                            .checked_mul(step)
+                            .and_then(|d| start.checked_add(d))
+                            .ok_or_else(|| series_error("a value is out of range"))?;
+                        out.values().append_value(x);
+                    }
+                }
+                out.append(true);
+            }
+            Ok(Arc::new(out.finish()))
+        }
+        other => Err(series_error(&format!("no series of {other}"))),
+    }
+}
+
 impl ScalarUDFImpl for GenerateArray {
     fn name(&self) -> &str {
         GENERATE_ARRAY
@@ -47,22 +205,48 @@ impl ScalarUDFImpl for GenerateArray {
         &self.signature
     }
 
+    fn coerce_types(&self, args: &[DataType]) -> DfResult<Vec<DataType>> {
+        if !(2..=3).contains(&args.len()) {
+            return Err(DataFusionError::Plan(format!(
+                "No matching signature for function GENERATE_ARRAY with {} arguments",
+                args.len()
+            )));
+        }
+        let t = series_type(args)?;
+        Ok(vec![t; args.len()])
+    }
+
     fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
-        self.series.return_type(args)
+        let t = series_type(args)?;
+        Ok(DataType::List(Arc::new(Field::new("item", t, true))))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        self.series.invoke_with_args(args)
+        let t = series_type(&args.args.iter().map(|a| a.data_type()).collect::<Vec<_>>())?;
+        if t == DataType::Int64 {
+            return self.series.invoke_with_args(args).map_err(|e| {
+                if e.to_string().contains("step can't be 0") {
+                    series_error("Sequence step cannot be 0.")
+                } else {
+                    e
+                }
+            });
+        }
+        let (arrays, n) = super::udf::arrays(&args.args)?;
+        let out = if t == DataType::Float64 {
+            float_series(&arrays, n)?
+        } else {
+            decimal_series(&arrays, n, &t)?
+        };
+        super::udf::result(out, &args.args)
     }
 }
 
-/// `bq_generate_array`: `generate_series` with a volatile signature.
+/// `bq_generate_array`: `generate_series` with a volatile signature, and BigQuery's
+/// FLOAT64 and NUMERIC series beside its INT64 ones.
 pub(crate) fn bq_generate_array() -> ScalarUDF {
     let series = datafusion::functions_nested::range::gen_series_udf();
-    let signature = Signature::new(
-        series.signature().type_signature.clone(),
-        Volatility::Volatile,
-    );
+    let signature = Signature::user_defined(Volatility::Volatile);
     ScalarUDF::new_from_impl(GenerateArray { series, signature })
 }
 
@@ -606,8 +790,8 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Array, &["array_slice_offsets(ARRAY<T>, INT64, INT64) -> ARRAY<T>"], array_slice_offsets),
     Function::rewrite(Family::Array, &["GENERATE_DATE_ARRAY(DATE, DATE[, INTERVAL]) -> ARRAY<DATE>"], generate_date_array),
     Function::rewrite(Family::Array, &["GENERATE_TIMESTAMP_ARRAY(TIMESTAMP, TIMESTAMP, INTERVAL) -> ARRAY<TIMESTAMP>"], generate_date_array),
-    Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>"], generate_array),
-    Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>"], bq_generate_array),
+    Function::rewrite(Family::Array, &["GENERATE_ARRAY(INT64, INT64[, INT64]) -> ARRAY<INT64>", "GENERATE_ARRAY(NUMERIC, NUMERIC[, NUMERIC]) -> ARRAY<NUMERIC>", "GENERATE_ARRAY(BIGNUMERIC, BIGNUMERIC[, BIGNUMERIC]) -> ARRAY<BIGNUMERIC>", "GENERATE_ARRAY(FLOAT64, FLOAT64[, FLOAT64]) -> ARRAY<FLOAT64>"], generate_array),
+    Function::udf(Family::Array, &["bq_generate_array(INT64, INT64[, INT64]) -> ARRAY<INT64>", "bq_generate_array(NUMERIC, NUMERIC[, NUMERIC]) -> ARRAY<NUMERIC>", "bq_generate_array(BIGNUMERIC, BIGNUMERIC[, BIGNUMERIC]) -> ARRAY<BIGNUMERIC>", "bq_generate_array(FLOAT64, FLOAT64[, FLOAT64]) -> ARRAY<FLOAT64>"], bq_generate_array),
 ];
 
 #[cfg(test)]
