@@ -1,7 +1,8 @@
 //! GoogleSQL text to sqlparser statements, in BigQuery's dialect, after the rewrites that
 //! must happen in the text (RANGE syntax and typed array literals, which sqlparser does not
-//! know; `table` as a name; `ALTER TABLE .. SET OPTIONS`, which it knows as `SET (..)`);
-//! string literals' escapes are read after parsing ([`crate::sql::escapes`]).
+//! know; `table` as a name; UNPIVOT's literal aliases; `ALTER TABLE .. SET OPTIONS`, which
+//! it knows as `SET (..)`); string literals' escapes are read after parsing
+//! ([`crate::sql::escapes`]).
 
 use datafusion::sql::sqlparser::ast;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -10,13 +11,14 @@ use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 use crate::error::{BqError, BqResult};
 use crate::sql::dialect::GoogleSql;
 use crate::sql::rewrite::range::pre_parse;
-use crate::sql::rewrite::{set_options, table_name, typed_arrays};
+use crate::sql::rewrite::{set_options, table_name, typed_arrays, unpivot_labels};
 
 /// Parses GoogleSQL (one statement or a script).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
     let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
     let sql = typed_arrays::pre_parse(&sql);
     let sql = table_name::pre_parse(&sql);
+    let sql = unpivot_labels::pre_parse(&sql);
     let mut statements = match parse_raw(&sql) {
         Ok(statements) => statements,
         Err(e) => set_options::pre_parse(&sql)

@@ -149,8 +149,10 @@ impl Engine {
     ) -> BqResult<(SessionState, LogicalPlan)> {
         rewrite_query(&mut q, &self.catalog, &req.names, &req.params)?;
         let state = self.ctx.state();
-        self.expand_pivots(&mut q, &state).await?;
+        // A PIVOT's input may read the fields of an UNNEST of STRUCTs as columns: those are
+        // expanded first, so that planning the input alone finds them.
         self.expand_struct_unnests(&mut q, &state).await?;
+        self.expand_pivots(&mut q, &state).await?;
         self.expand_struct_stars(&mut q, &state).await?;
         self.check_star_lists(&mut q, &state).await?;
         // A name spelled in another case than the column it names is respelled and the

@@ -9,8 +9,8 @@
 //! named windows as the windows they name (`windows`); calls of BigQuery's functions are
 //! rewritten as [`crate::sql::functions`] lists them. `query` walks a query and hands each
 //! node to these. `range` rewrites the RANGE syntax in the text, before parsing,
-//! `typed_arrays` the typed array literals, `table_name` the name `table`, and
-//! `set_options` `ALTER TABLE .. SET OPTIONS`.
+//! `typed_arrays` the typed array literals, `table_name` the name `table`, `unpivot_labels`
+//! UNPIVOT's literal aliases, and `set_options` `ALTER TABLE .. SET OPTIONS`.
 
 mod grouping;
 mod information_schema;
@@ -33,6 +33,7 @@ pub(crate) mod table_name;
 mod tables;
 pub(crate) mod typed_arrays;
 mod unnest;
+pub(crate) mod unpivot_labels;
 mod windows;
 
 pub(crate) use self::lateral::LateralUnnest;

@@ -64,7 +64,10 @@ pub(super) fn unpivot(tf: &mut TableFactor) -> BqResult<()> {
             )));
         }
         let label = match &c.alias {
-            Some(a) => string(&a.value),
+            Some(a) => match super::unpivot_labels::int_label(&a.value) {
+                Some(n) => crate::sql::ast::number(n),
+                None => string(&a.value),
+            },
             None => string(
                 &inputs
                     .iter()
