@@ -161,8 +161,13 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
 
 /// The parameter names of the UDFs that take an argument by name (`EDIT_DISTANCE(a, b,
 /// max_distance => 2)`), in order; DataFusion calls a UDF with positional arguments only.
-const NAMED_PARAMETERS: &[(&str, &[&str])] =
-    &[("EDIT_DISTANCE", &["value1", "value2", "max_distance"])];
+const NAMED_PARAMETERS: &[(&str, &[&str])] = &[
+    ("EDIT_DISTANCE", &["value1", "value2", "max_distance"]),
+    (
+        "CONTAINS_SUBSTR",
+        &["expression", "search_value_literal", "json_scope"],
+    ),
+];
 
 /// A call of a UDF of [`NAMED_PARAMETERS`] with its named arguments put in their places;
 /// `None` when it has none.

@@ -170,7 +170,7 @@ const CONCAT: &[&str] = &[
     "CONCAT(BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES, BYTES) -> BYTES",
     "CONCAT(T[, T]) -> STRING",
 ];
-const CONTAINS_SUBSTR: &[&str] = &["CONTAINS_SUBSTR(T, STRING) -> BOOL"];
+const CONTAINS_SUBSTR: &[&str] = &["CONTAINS_SUBSTR(T, STRING[, STRING]) -> BOOL"];
 const COLLATE: &[&str] = &["COLLATE(STRING, STRING) -> STRING"];
 const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 
