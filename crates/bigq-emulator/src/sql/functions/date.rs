@@ -273,9 +273,38 @@ row_udfs! {
     parse_date = "parse_date", ops::parse_type, ops::parse_value;
 }
 
+/// The days of 0001-01-01 and 9999-12-31 since the epoch: the range of BigQuery's DATE.
+const DATE_DAYS: std::ops::RangeInclusive<i32> = -719_162..=2_932_896;
+
+/// `bigq_date_in_range(d)`: `d`, or BigQuery's error when a DATE's arithmetic left its
+/// range (`DATE '0001-01-01' - 1`; Arrow's date arithmetic goes on to year 0 and 10000).
+pub(crate) fn bigq_date_in_range() -> ScalarUDF {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Date32Type;
+    use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+    let fun = |args: &[ColumnarValue]| -> DfResult<ColumnarValue> {
+        let (arrays, _) = super::udf::arrays(args)?;
+        let days = arrays[0].as_primitive::<Date32Type>();
+        if let Some(d) = days.iter().flatten().find(|d| !DATE_DAYS.contains(d)) {
+            return Err(datafusion::common::DataFusionError::Execution(format!(
+                "DATE value out of range: {d} days from 1970-01-01 is outside 0001-01-01 to 9999-12-31"
+            )));
+        }
+        Ok(args[0].clone())
+    };
+    create_udf(
+        "bigq_date_in_range",
+        vec![DataType::Date32],
+        DataType::Date32,
+        Volatility::Immutable,
+        std::sync::Arc::new(fun),
+    )
+}
+
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Date, &["bigq_date_in_range(DATE) -> DATE"], bigq_date_in_range),
     Function::rewrite(Family::Date, &["CURRENT_DATE([STRING]) -> DATE"], current),
     Function::udf(Family::Date, &["DATE(INT64, INT64, INT64) -> DATE", "DATE(TIMESTAMP[, STRING]) -> DATE",
         "DATE(DATETIME) -> DATE", "DATE(DATE) -> DATE", "DATE(STRING) -> DATE"], date_udf),

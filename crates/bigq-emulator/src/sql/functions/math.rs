@@ -822,15 +822,31 @@ impl ScalarUDFImpl for RangeBucket {
             Some(DataType::Null) => DataType::Null,
             _ => return plan_err!("RANGE_BUCKET takes a point and an ARRAY of boundaries"),
         };
-        if types.len() != 2 || supertype(&[types[0].clone(), element]).is_none() {
+        if types.len() != 2 {
             return plan_err!("RANGE_BUCKET takes a point and an ARRAY of boundaries");
         }
-        let list = DataType::List(Arc::new(datafusion::arrow::datatypes::Field::new(
-            "item",
-            DataType::Float64,
-            true,
-        )));
-        Ok(vec![DataType::Float64, list])
+        let list = |t: DataType| {
+            DataType::List(Arc::new(datafusion::arrow::datatypes::Field::new(
+                "item", t, true,
+            )))
+        };
+        if supertype(&[types[0].clone(), element.clone()]).is_some() {
+            return Ok(vec![DataType::Float64, list(DataType::Float64)]);
+        }
+        // STRING, BYTES, DATE, DATETIME, TIMESTAMP, TIME: points and boundaries of one type.
+        let point = &types[0];
+        let orderable = matches!(
+            point,
+            DataType::Utf8
+                | DataType::Binary
+                | DataType::Date32
+                | DataType::Timestamp(..)
+                | DataType::Time64(_)
+        );
+        if orderable && (element == *point || element == DataType::Null) {
+            return Ok(vec![point.clone(), list(point.clone())]);
+        }
+        plan_err!("RANGE_BUCKET takes a point and an ARRAY of boundaries of its type")
     }
 
     fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
@@ -839,11 +855,14 @@ impl ScalarUDFImpl for RangeBucket {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let (arrays, scalar) = arrays(&args.args, args.number_rows)?;
+        if arrays[1].data_type() == &DataType::Null {
+            return output(new_null_array(&DataType::Int64, arrays[0].len()), scalar);
+        }
+        if arrays[0].data_type() != &DataType::Float64 {
+            return output(ordered_buckets(&arrays[0], &arrays[1])?, scalar);
+        }
         let points = arrays[0].as_primitive::<Float64Type>();
         let mut out = Vec::with_capacity(points.len());
-        if arrays[1].data_type() == &DataType::Null {
-            return output(new_null_array(&DataType::Int64, points.len()), scalar);
-        }
         let lists = arrays[1].as_list::<i32>();
         for i in 0..points.len() {
             if points.is_null(i) || lists.is_null(i) {
@@ -865,15 +884,43 @@ impl ScalarUDFImpl for RangeBucket {
                 );
             }
             let p = points.value(i);
-            let n = if p.is_nan() {
-                0
-            } else {
-                b.partition_point(|v| *v <= p)
-            };
-            out.push(Some(n as i64));
+            // A NaN point is in no bucket: NULL, as BigQuery gives.
+            if p.is_nan() {
+                out.push(None);
+                continue;
+            }
+            out.push(Some(b.partition_point(|v| *v <= p) as i64));
         }
         output(Arc::new(Int64Array::from(out)), scalar)
     }
+}
+
+/// RANGE_BUCKET of points and boundaries of a type other than a number, compared as
+/// values of that type.
+fn ordered_buckets(points: &ArrayRef, bounds: &ArrayRef) -> DfResult<ArrayRef> {
+    let lists = bounds.as_list::<i32>();
+    let mut out = Vec::with_capacity(points.len());
+    for i in 0..points.len() {
+        if points.is_null(i) || lists.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let b = lists.value(i);
+        if b.null_count() > 0 {
+            return exec_err!("Elements in the array argument of RANGE_BUCKET cannot be NULL");
+        }
+        let b: Vec<ScalarValue> = (0..b.len())
+            .map(|k| ScalarValue::try_from_array(&b, k))
+            .collect::<DfResult<_>>()?;
+        if b.windows(2).any(|w| w[0] > w[1]) {
+            return exec_err!(
+                "Elements in the array argument of RANGE_BUCKET must be in ascending order"
+            );
+        }
+        let p = ScalarValue::try_from_array(points, i)?;
+        out.push(Some(b.partition_point(|v| *v <= p) as i64));
+    }
+    Ok(Arc::new(Int64Array::from(out)))
 }
 
 fn range_bucket() -> ScalarUDF {
@@ -1097,7 +1144,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Math, &["SIGN(INT64) -> INT64", "SIGN(NUMERIC) -> NUMERIC", "SIGN(BIGNUMERIC) -> BIGNUMERIC", "SIGN(FLOAT64) -> FLOAT64"], sign),
     Function::udf(Family::Math, &["IS_INF(FLOAT64) -> BOOL"], is_inf),
     Function::udf(Family::Math, &["IS_NAN(FLOAT64) -> BOOL"], is_nan),
-    Function::udf(Family::Math, &["RANGE_BUCKET(INT64, ARRAY<INT64>) -> INT64", "RANGE_BUCKET(FLOAT64, ARRAY<FLOAT64>) -> INT64"], range_bucket),
+    Function::udf(Family::Math, &["RANGE_BUCKET(INT64, ARRAY<INT64>) -> INT64", "RANGE_BUCKET(FLOAT64, ARRAY<FLOAT64>) -> INT64", "RANGE_BUCKET(T, ARRAY<T>) -> INT64"], range_bucket),
     Function::rewrite(Family::Math, &["CEILING(FLOAT64) -> FLOAT64"], ceiling),
     Function::udf(Family::Math, &["ROUND(FLOAT64[, INT64]) -> FLOAT64", "ROUND(INT64[, INT64]) -> FLOAT64", "ROUND(NUMERIC[, INT64]) -> NUMERIC", "ROUND(BIGNUMERIC[, INT64]) -> BIGNUMERIC", "ROUND(NUMERIC, INT64, STRING) -> NUMERIC"], round),
     Function::rewrite(Family::Math, &["GREATEST(T, T) -> T"], greatest_least),

@@ -92,6 +92,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
 }
 
 pub(crate) use cast_int::{cast_int64_udf, casts_to_int64};
+pub(crate) use date::bigq_date_in_range;
 pub(crate) use interval::{bigq_datetime_minus, interval_of_count, is_datetime_minus};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};

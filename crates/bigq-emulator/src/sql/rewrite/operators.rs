@@ -19,8 +19,8 @@ use crate::sql::ast::{binary, call, function_args, function_name, number};
 use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
 use crate::sql::functions::{
-    bigq_datetime_minus, cast_int64_udf, cast_string_udf, casts_to_int64, casts_to_string,
-    is_datetime_minus,
+    bigq_date_in_range, bigq_datetime_minus, cast_int64_udf, cast_string_udf, casts_to_int64,
+    casts_to_string, is_datetime_minus,
 };
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
@@ -194,6 +194,19 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             if matches!(b.op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
             let (lt, rt) = (b.left.get_type(schema)?, b.right.get_type(schema)?);
+            // DATE ± INT64 stays in DATE's range (Arrow's goes on to years 0 and 10000).
+            // (The days may arrive coerced to an INTERVAL: a user's `DATE ± INTERVAL` does
+            // not come here, it is `bigq_add_interval`.)
+            let days = |t: &DataType| t.is_integer() || matches!(t, DataType::Interval(_));
+            let date_and_days = (lt == DataType::Date32 && days(&rt))
+                || (b.op == Operator::Plus && days(&lt) && rt == DataType::Date32);
+            if b.op != Operator::Multiply && date_and_days {
+                let call = ScalarFunction::new_udf(
+                    Arc::new(bigq_date_in_range()),
+                    vec![DfExpr::BinaryExpr(b)],
+                );
+                return Ok(Transformed::yes(DfExpr::ScalarFunction(call)));
+            }
             if b.op == Operator::Minus && is_datetime_minus(&lt, &rt) {
                 let args = vec![*b.left, *b.right];
                 let call = ScalarFunction::new_udf(Arc::new(bigq_datetime_minus()), args);
