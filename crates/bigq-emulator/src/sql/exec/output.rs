@@ -171,6 +171,19 @@ pub fn df_err(e: DataFusionError) -> BqError {
 /// BigQuery words it, with the argument types in BigQuery's names where DataFusion lists
 /// them.
 fn no_matching_signature(msg: &str) -> Option<BqError> {
+    // A UDF's own coercion error, wrapped by DataFusion in its listing of candidates: the
+    // UDF's message is BigQuery's.
+    if msg.starts_with("Function '")
+        && let Some((_, inner)) = msg.split_once("user-defined coercion failed with: ")
+    {
+        let inner = inner
+            .strip_prefix("Error during planning: ")
+            .unwrap_or(inner);
+        let inner = inner
+            .split_once(". No function matches")
+            .map_or(inner, |(head, _)| head);
+        return Some(BqError::invalid_query(inner.trim().to_string()));
+    }
     let quoted = |after: &str| -> Option<String> {
         let rest = msg.split_once(after)?.1;
         let rest = rest.strip_prefix('\'')?;

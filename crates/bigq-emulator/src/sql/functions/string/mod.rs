@@ -1,6 +1,7 @@
 //! String functions: those DataFusion spells otherwise (`FROM_HEX`, `REGEXP_CONTAINS`), and
 //! UDFs for the ones it lacks or gives other semantics, one file per theme.
 
+mod case;
 mod cast;
 mod chars;
 mod codec;
@@ -177,6 +178,8 @@ const FORMAT: &[&str] = &["FORMAT(STRING[, T]) -> STRING"];
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::String, &["LOWER(STRING) -> STRING", "LOWER(BYTES) -> BYTES"], case::lower),
+    Function::udf(Family::String, &["UPPER(STRING) -> STRING", "UPPER(BYTES) -> BYTES"], case::upper),
     Function::udf(Family::String, ASCII, || udf(ASCII, codec::ascii)),
     Function::udf(Family::String, BYTE_LENGTH, || udf(BYTE_LENGTH, codec::byte_length)),
     Function::udf(Family::String, OCTET_LENGTH, || udf(OCTET_LENGTH, codec::byte_length)),
