@@ -61,7 +61,7 @@ fn series_type(args: &[DataType]) -> DfResult<DataType> {
             other => {
                 return Err(DataFusionError::Plan(format!(
                     "No matching signature for function GENERATE_ARRAY for argument type {}",
-                    super::bq_type_name(other)
+                    super::row::bq_type_name(other)
                 )));
             }
         }

@@ -44,7 +44,7 @@ impl ScalarUDFImpl for Case {
             }
             [t] => plan_err!(
                 "No matching signature for function {name} for argument types: {}",
-                super::super::bq_type_name(t)
+                super::super::row::bq_type_name(t)
             ),
             _ => plan_err!("No matching signature for function {name}: one argument"),
         }
