@@ -266,8 +266,11 @@ pub(crate) fn array_concat_agg(name: &str, f: &ast::Function) -> BqResult<Option
     Ok(Some(call("flatten", vec![arrays])))
 }
 
-/// `STRING_AGG(x [, delimiter] [ORDER BY ..] [LIMIT n])`: the delimiter `,` when left out;
-/// with a `LIMIT`, the first `n` non-NULL values joined.
+/// `STRING_AGG(x [, delimiter] [ORDER BY ..] [LIMIT n])`: the non-NULL values (the first
+/// `n` with a `LIMIT`) joined by the delimiter, `,` when left out; NULL when there are none.
+/// Written as `array_to_string` (as `bigq_string_agg_join`) of `array_agg`, which joins
+/// BYTES as BYTES too
+/// (DataFusion's `string_agg` takes STRING only).
 pub(crate) fn string_agg(name: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
     let Some((mut args, c)) = arguments(f) else {
         return Ok(None);
@@ -280,7 +283,8 @@ pub(crate) fn string_agg(name: &str, f: &ast::Function) -> BqResult<Option<Expr>
             "{name} takes one or two arguments"
         )));
     }
-    let Some(l) = &c.limit else {
+    if f.over.is_some() {
+        // A window's STRING_AGG stays DataFusion's.
         let mut g = f.clone();
         if let ast::FunctionArguments::List(list) = &mut g.args {
             list.args = args
@@ -289,16 +293,15 @@ pub(crate) fn string_agg(name: &str, f: &ast::Function) -> BqResult<Option<Expr>
                 .collect();
         }
         return Ok(Some(Expr::Function(g)));
-    };
-    let n = limit(name, l)?;
+    }
     let delimiter = args.pop().unwrap_or_else(|| string(","));
     let x = args.pop().unwrap_or(Expr::value(Value::Null));
     let filter = and(f.filter.clone(), not_null(x.clone()));
-    let values = aggregate("array_agg", vec![x], c.distinct, c.order_by, Some(filter));
-    Ok(Some(call(
-        "array_to_string",
-        vec![first_n(values, n), delimiter],
-    )))
+    let mut values = aggregate("array_agg", vec![x], c.distinct, c.order_by, Some(filter));
+    if let Some(l) = &c.limit {
+        values = first_n(values, limit(name, l)?);
+    }
+    Ok(Some(call("bigq_string_agg_join", vec![values, delimiter])))
 }
 
 /// The functions this file makes, for the registry.
@@ -315,5 +318,5 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::rewrite(Family::Aggregate, &["SUM(T HAVING {MAX | MIN} U) -> not supported"], having_unsupported),
     Function::rewrite(Family::Aggregate, &["ARRAY_AGG(T [ORDER BY ..] [LIMIT n]) -> ARRAY<T>"], array_agg),
     Function::rewrite(Family::Aggregate, &["ARRAY_CONCAT_AGG(ARRAY<T> [ORDER BY ..] [LIMIT n]) -> ARRAY<T>"], array_concat_agg),
-    Function::rewrite(Family::Aggregate, &["STRING_AGG(STRING[, STRING] [ORDER BY ..] [LIMIT n]) -> STRING"], string_agg),
+    Function::rewrite(Family::Aggregate, &["STRING_AGG(STRING[, STRING] [ORDER BY ..] [LIMIT n]) -> STRING", "STRING_AGG(BYTES[, BYTES] [ORDER BY ..] [LIMIT n]) -> BYTES"], string_agg),
 ];

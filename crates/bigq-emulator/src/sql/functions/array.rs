@@ -779,6 +779,8 @@ pub(crate) fn generate_date_array(name: &str, f: &ast::Function) -> BqResult<Opt
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Array, &["ARRAY_TO_STRING(ARRAY<STRING>, STRING[, STRING]) -> STRING", "ARRAY_TO_STRING(ARRAY<BYTES>, BYTES[, BYTES]) -> BYTES"], super::array_join::array_to_string),
+    Function::udf(Family::Array, &["bigq_string_agg_join(ARRAY<STRING>, STRING) -> STRING", "bigq_string_agg_join(ARRAY<BYTES>, BYTES) -> BYTES"], super::array_join::string_agg_join),
     Function::rewrite(Family::Array, &["ARRAY(subquery) -> ARRAY"], array),
     Function::udf(Family::Array, &["bigq_array_at(ARRAY<T>, INT64) -> T"], bigq_array_at),
     Function::udf(Family::Array, &["bigq_array_safe_at(ARRAY<T>, INT64) -> T"], bigq_array_safe_at),

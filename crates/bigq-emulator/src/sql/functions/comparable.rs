@@ -238,13 +238,20 @@ fn expr_error(e: &Expr, schema: &DFSchema) -> Option<BqError> {
                 ))
             })
         }
-        Expr::ScalarFunction(f) if f.name() == "array_to_string" => {
+        Expr::ScalarFunction(f)
+            if matches!(f.name(), "array_to_string" | "bigq_string_agg_join") =>
+        {
             let t = f.args.first()?.get_type(schema).ok()?;
             let element = list_element(&t)?;
+            let (what, shown) = if f.name() == "array_to_string" {
+                ("function ARRAY_TO_STRING", t.clone())
+            } else {
+                ("aggregate function STRING_AGG", element.clone())
+            };
             (!matches!(kind(&element), Some(1 | 2)) && element != DataType::Null).then(|| {
                 BqError::invalid_query(format!(
-                    "No matching signature for function ARRAY_TO_STRING for argument types: {}",
-                    bq_type_name(&t)
+                    "No matching signature for {what} for argument types: {}",
+                    bq_type_name(&shown)
                 ))
             })
         }

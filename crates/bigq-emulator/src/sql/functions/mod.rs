@@ -19,6 +19,7 @@
 mod aggregate;
 mod approximate;
 mod array;
+mod array_join;
 mod avg;
 mod bit;
 mod cast_int;
