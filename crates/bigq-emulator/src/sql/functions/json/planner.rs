@@ -150,6 +150,30 @@ impl ExprPlanner for JsonPlanner {
                 .iter()
                 .any(|f| f.as_ref().is_ok_and(|(_, f)| is_json(f)));
         if !all_json {
+            // `[b'a', NULL]`: DataFusion's `make_array` unifies no BYTES with NULL; the NULLs
+            // are given the BYTES type.
+            let types: Vec<Option<DataType>> = fields
+                .iter()
+                .map(|f| f.as_ref().ok().map(|(_, f)| f.data_type().clone()))
+                .collect();
+            let bytes = types.iter().any(|t| t == &Some(DataType::Binary));
+            let only = types
+                .iter()
+                .all(|t| matches!(t, Some(DataType::Binary | DataType::Null)));
+            if bytes && only {
+                let exprs = exprs
+                    .into_iter()
+                    .zip(types)
+                    .map(|(e, t)| match t {
+                        Some(DataType::Null) => Expr::Cast(datafusion::logical_expr::Cast::new(
+                            Box::new(e),
+                            DataType::Binary,
+                        )),
+                        _ => e,
+                    })
+                    .collect();
+                return Ok(PlannerResult::Original(exprs));
+            }
             return Ok(PlannerResult::Original(exprs));
         }
         let mut args = vec![lit(false)];
