@@ -254,10 +254,25 @@ impl VisitorMut for Rewriter<'_> {
     type Break = BqError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<BqError> {
-        if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                self.ctes.insert(cte.alias.name.value.clone());
+        // A CTE of a subquery may shadow one of an enclosing query (BigQuery reads the
+        // nearer); DataFusion refuses the name twice, so the nearer one is renamed, with the
+        // tables of its query that name it.
+        let mut renamed = Vec::new();
+        if let Some(with) = &mut q.with {
+            for cte in &mut with.cte_tables {
+                let name = cte.alias.name.value.clone();
+                if self.ctes.contains(&name) {
+                    let fresh = format!("__bigq_cte{}_{name}", self.ctes.len());
+                    cte.alias.name = ast::Ident::new(&fresh);
+                    self.ctes.insert(fresh.clone());
+                    renamed.push((name, fresh));
+                } else {
+                    self.ctes.insert(name);
+                }
             }
+        }
+        if !renamed.is_empty() {
+            let _ = q.visit(&mut RenameTables(&renamed));
         }
         if let Err(e) = recursive::check(q) {
             return ControlFlow::Break(e);
@@ -317,5 +332,31 @@ impl VisitorMut for Rewriter<'_> {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
         }
+    }
+}
+
+/// Points the one-part table names `from` → `to` of a query at the renamed CTE, keeping
+/// the name written as the table's alias.
+struct RenameTables<'a>(&'a [(String, String)]);
+
+impl VisitorMut for RenameTables<'_> {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, alias, .. } = tf
+            && let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice()
+            && let Some((from, to)) = self.0.iter().find(|(from, _)| *from == id.value)
+        {
+            *name = ast::ObjectName::from(vec![ast::Ident::new(to)]);
+            if alias.is_none() {
+                *alias = Some(ast::TableAlias {
+                    explicit: true,
+                    name: ast::Ident::new(from),
+                    columns: Vec::new(),
+                    at: None,
+                });
+            }
+        }
+        ControlFlow::Continue(())
     }
 }
