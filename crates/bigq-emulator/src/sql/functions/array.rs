@@ -355,23 +355,7 @@ fn aggregated_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
     } else {
         format!(" ORDER BY {}", keys.join(", "))
     };
-    let item = match parse(&format!(
-        "SELECT coalesce(array_agg({value}{order}), make_array())"
-    ))?
-    .pop()
-    {
-        Some(ast::Statement::Query(t)) => match *t.body {
-            ast::SetExpr::Select(t) => t.projection,
-            _ => return Err(BqError::internal("ARRAY subquery")),
-        },
-        _ => return Err(BqError::internal("ARRAY subquery")),
-    };
-    let mut out = Box::new(q.clone());
-    out.order_by = None;
-    if let ast::SetExpr::Select(sel) = out.body.as_mut() {
-        sel.projection = item;
-    }
-    Ok(Some(out))
+    in_place(q, &format!("{value}{order}")).map(Some)
 }
 
 /// [`aggregated_in_place`] of a DISTINCT subquery (given without its DISTINCT), when it is
@@ -408,8 +392,14 @@ fn distinct_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
             _ => return Ok(None),
         },
     };
+    in_place(q, &format!("DISTINCT {sql}{order}")).map(Some)
+}
+
+/// `q` (unordered) with its one SELECT item `coalesce(array_agg(<aggregated>),
+/// make_array())`.
+fn in_place(q: &ast::Query, aggregated: &str) -> BqResult<Box<ast::Query>> {
     let item = match parse(&format!(
-        "SELECT coalesce(array_agg(DISTINCT {sql}{order}), make_array())"
+        "SELECT coalesce(array_agg({aggregated}), make_array())"
     ))?
     .pop()
     {
@@ -424,7 +414,7 @@ fn distinct_in_place(q: &ast::Query) -> BqResult<Option<Box<ast::Query>>> {
     if let ast::SetExpr::Select(sel) = out.body.as_mut() {
         sel.projection = item;
     }
-    Ok(Some(out))
+    Ok(out)
 }
 
 /// A subquery of one column with an ORDER BY, with its keys added as columns (a key naming
