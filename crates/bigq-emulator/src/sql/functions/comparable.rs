@@ -16,6 +16,7 @@ use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{Distinct, ExprSchemable, LogicalPlan, Operator};
 use datafusion::prelude::Expr;
 
+use super::conditional::kind;
 use super::row::bq_type_name;
 use crate::error::{BqError, BqResult};
 use crate::sql::types::range_element;
@@ -36,20 +37,9 @@ fn unordered(t: &DataType) -> bool {
     is_array(t) || is_struct(t)
 }
 
-/// Kinds of type no supertype joins: numbers, STRING, BYTES, BOOL; `None` for the types
-/// left to DataFusion (a STRING literal may stand for a DATE, and so on).
-fn kind(t: &DataType) -> Option<u8> {
-    match t {
-        t if t.is_numeric() => Some(0),
-        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => Some(1),
-        DataType::Binary | DataType::BinaryView | DataType::LargeBinary => Some(2),
-        DataType::Boolean => Some(3),
-        _ => None,
-    }
-}
-
 /// Checks a plan (not yet coerced) against BigQuery's rules for comparing, grouping and
-/// ordering.
+/// ordering, and the common types of `CASE`, `IF` and `COALESCE` results
+/// ([`super::conditional::results_error`]), in one walk.
 pub(crate) fn check_plan(plan: &LogicalPlan) -> BqResult<()> {
     let mut found: Option<BqError> = None;
     let walked = plan.apply_with_subqueries(|node| {
@@ -60,7 +50,9 @@ pub(crate) fn check_plan(plan: &LogicalPlan) -> BqResult<()> {
         let schema = merge_schema(&node.inputs());
         node.apply_expressions(|e| {
             e.apply(|e| {
-                if let Some(err) = expr_error(e, &schema) {
+                let err = super::conditional::results_error(e, &schema)
+                    .or_else(|| expr_error(e, &schema));
+                if let Some(err) = err {
                     found = Some(err);
                     return Ok(TreeNodeRecursion::Stop);
                 }

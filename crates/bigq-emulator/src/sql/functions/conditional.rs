@@ -4,10 +4,8 @@
 //! and the results must have a common type.
 
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
-use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{ExprSchemable, LogicalPlan};
+use datafusion::logical_expr::ExprSchemable;
 use datafusion::prelude::Expr as DfExpr;
 use datafusion::sql::sqlparser::ast::{self, Expr};
 
@@ -71,7 +69,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
 
 /// Kinds of type no BigQuery supertype joins: numbers, STRING, BYTES and BOOL (a value of one
 /// kind is never coerced to another); `None` for the types this check leaves to DataFusion.
-fn kind(t: &DataType) -> Option<u8> {
+pub(super) fn kind(t: &DataType) -> Option<u8> {
     match t {
         t if t.is_numeric() => Some(0),
         DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => Some(1),
@@ -95,30 +93,10 @@ fn no_common_type(what: &str, types: &[DataType]) -> Option<BqError> {
     )))
 }
 
-/// Checks, before DataFusion coerces them, that the results of each `CASE` and `IF` and the
-/// arguments of each `COALESCE` of a plan have a common type, as BigQuery requires.
-pub(crate) fn check_results(plan: &LogicalPlan) -> BqResult<()> {
-    let mut found = None;
-    let walked = plan.apply_with_subqueries(|node| {
-        let schema = merge_schema(&node.inputs());
-        node.apply_expressions(|e| {
-            e.apply(|e| {
-                if let Some(err) = results_error(e, &schema) {
-                    found = Some(err);
-                    return Ok(TreeNodeRecursion::Stop);
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })
-        })
-    });
-    if let Some(err) = found {
-        return Err(err);
-    }
-    walked.map_err(|e| BqError::internal(format!("checking the types of a plan: {e}")))?;
-    Ok(())
-}
-
-fn results_error(e: &DfExpr, schema: &DFSchema) -> Option<BqError> {
+/// The error for a `CASE` or `IF` whose results, or a `COALESCE` whose arguments, have no
+/// common type (BigQuery requires one; DataFusion would coerce past it); checked by
+/// [`super::comparable::check_plan`] on the plan before DataFusion coerces it.
+pub(super) fn results_error(e: &DfExpr, schema: &DFSchema) -> Option<BqError> {
     match e {
         DfExpr::Case(c) => {
             let is_if = matches!(

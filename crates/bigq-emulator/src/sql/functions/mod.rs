@@ -271,7 +271,6 @@ pub(crate) fn check_case_conditions(conditions: &mut [ast::CaseWhen]) {
 /// Checks the results of each `CASE`, `IF` and `COALESCE` of a plan (not yet coerced) have
 /// a common type, and that what it compares, groups and orders can be, as BigQuery requires.
 pub(crate) fn check_results(plan: &datafusion::logical_expr::LogicalPlan) -> BqResult<()> {
-    conditional::check_results(plan)?;
     comparable::check_plan(plan)
 }
 
