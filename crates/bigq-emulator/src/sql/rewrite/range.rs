@@ -254,6 +254,22 @@ fn range_type_at(b: &[u8], i: usize) -> Option<(String, usize)> {
     (b.get(close) == Some(&b'>')).then_some((name, close + 1))
 }
 
+/// The end of the string, quoted name or comment starting at `i`, if one does.
+pub(super) fn skipped(b: &[u8], i: usize) -> Option<usize> {
+    match b[i] {
+        b'\'' | b'"' | b'`' => Some(quoted_end(b, i)),
+        b'-' if b.get(i + 1) == Some(&b'-') => Some(line_end(b, i)),
+        b'#' => Some(line_end(b, i)),
+        b'/' if b.get(i + 1) == Some(&b'*') => Some(
+            b[i + 2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(b.len(), |k| i + 2 + k + 2),
+        ),
+        _ => None,
+    }
+}
+
 pub(super) fn skip_space(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::range::{line_end, quoted_end, skip_space};
+use super::range::{skip_space, skipped};
 
 /// The text with each `table` that is a name quoted; borrowed when there is none.
 pub fn pre_parse(sql: &str) -> Cow<'_, str> {
@@ -19,24 +19,15 @@ pub fn pre_parse(sql: &str) -> Cow<'_, str> {
     // The last word or punctuation seen, upper-cased.
     let mut prev = String::new();
     while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' | b'`' => {
-                i = quoted_end(b, i);
+        if let Some(end) = skipped(b, i) {
+            // A string or quoted name is a token; a comment is none.
+            if matches!(b[i], b'\'' | b'"' | b'`') {
                 prev = "'".into();
-                continue;
             }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = line_end(b, i);
-                continue;
-            }
-            b'#' => {
-                i = line_end(b, i);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = sql[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2);
-                continue;
-            }
+            i = end;
+            continue;
+        }
+        match b[i] {
             c if c.is_ascii_whitespace() => {
                 i += 1;
                 continue;

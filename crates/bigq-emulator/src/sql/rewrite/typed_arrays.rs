@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::range::{line_end, quoted_end, skip_space};
+use super::range::{skip_space, skipped};
 
 /// The text with each typed array literal made a cast; borrowed when there is none.
 pub fn pre_parse(sql: &str) -> Cow<'_, str> {
@@ -16,22 +16,6 @@ pub fn pre_parse(sql: &str) -> Cow<'_, str> {
     match rewrite(sql) {
         Some(s) => Cow::Owned(s),
         None => Cow::Borrowed(sql),
-    }
-}
-
-/// The end of the string, quoted name or comment starting at `i`, if one does.
-fn skipped(b: &[u8], i: usize) -> Option<usize> {
-    match b[i] {
-        b'\'' | b'"' | b'`' => Some(quoted_end(b, i)),
-        b'-' if b.get(i + 1) == Some(&b'-') => Some(line_end(b, i)),
-        b'#' => Some(line_end(b, i)),
-        b'/' if b.get(i + 1) == Some(&b'*') => Some(
-            b[i + 2..]
-                .windows(2)
-                .position(|w| w == b"*/")
-                .map_or(b.len(), |k| i + 2 + k + 2),
-        ),
-        _ => None,
     }
 }
 
