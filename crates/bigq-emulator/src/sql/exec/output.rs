@@ -189,7 +189,10 @@ fn no_matching_signature(msg: &str) -> Option<BqError> {
         let rest = rest.strip_prefix('\'')?;
         Some(rest.split('\'').next()?.to_string())
     };
-    let name = if msg.starts_with("Function '") && msg.contains("failed to match any signature") {
+    let name = if msg.starts_with("Function '")
+        && (msg.contains("failed to match any signature")
+            || (msg.contains("' expects ") && msg.contains("No function matches the given name")))
+    {
         quoted("Function ")?
     } else if msg.starts_with("Failed to coerce arguments to satisfy a call to '") {
         quoted("a call to ")?

@@ -35,6 +35,7 @@ mod interval;
 mod json;
 pub(crate) mod math;
 mod net;
+mod numeric_text;
 mod percentile;
 pub(crate) mod range;
 mod registry;
@@ -77,6 +78,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         json::FUNCTIONS,
         math::FUNCTIONS,
         net::FUNCTIONS,
+        numeric_text::FUNCTIONS,
         percentile::FUNCTIONS,
         range::FUNCTIONS,
         safe::FUNCTIONS,
@@ -97,6 +99,7 @@ pub(crate) use date::bigq_date_in_range;
 pub(crate) use interval::{bigq_datetime_minus, interval_of_count, is_datetime_minus};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
+pub(crate) use numeric_text::{cast_decimal_udf, casts_to_decimal};
 pub(crate) use row::bq_type_name;
 pub(crate) use string::{cast_string_udf, casts_to_string};
 

@@ -17,6 +17,7 @@ pub(crate) enum Family {
     Array,
     Bit,
     Conditional,
+    Conversion,
     Date,
     Datetime,
     Geography,
