@@ -289,12 +289,13 @@ fn read(text: &str, lenient: bool) -> Option<Decimal> {
         exponent = exponent.saturating_add(if negative { -e } else { e });
     }
     space(&mut i);
-    if lenient && sign.is_none() {
-        if let Some(&c @ (b'+' | b'-')) = b.get(i) {
-            sign = Some(c == b'-');
-            i += 1;
-            space(&mut i);
-        }
+    if lenient
+        && sign.is_none()
+        && let Some(&c @ (b'+' | b'-')) = b.get(i)
+    {
+        sign = Some(c == b'-');
+        i += 1;
+        space(&mut i);
     }
     if i != b.len() {
         return None;
