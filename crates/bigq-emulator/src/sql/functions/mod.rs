@@ -45,6 +45,7 @@ mod statistical;
 mod string;
 mod sum;
 mod time;
+mod time_series;
 mod timestamp;
 mod udf;
 mod utility;
@@ -85,6 +86,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         statistical::FUNCTIONS,
         string::FUNCTIONS,
         time::FUNCTIONS,
+        time_series::FUNCTIONS,
         timestamp::FUNCTIONS,
         utility::FUNCTIONS,
         vector::FUNCTIONS,

@@ -32,6 +32,7 @@ pub(crate) enum Family {
     Statistical,
     String,
     Time,
+    TimeSeries,
     Timestamp,
     Utility,
 }

@@ -302,8 +302,14 @@ impl VisitorMut for Rewriter<'_> {
     }
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<BqError> {
+        // `INTERVAL n part` is read as written by the functions that take it as syntax:
+        // the `_ADD` and `_SUB` of each date and time type, and GENERATE_*_ARRAY's step.
         if let Expr::Function(f) = e
             && let ast::FunctionArguments::List(list) = &f.args
+            && f.name.0.last().is_some_and(|p| {
+                let n = p.to_string().to_ascii_uppercase();
+                n.ends_with("_ADD") || n.ends_with("_SUB") || n.starts_with("GENERATE_")
+            })
         {
             for a in &list.args {
                 if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Expr::Interval(iv))) = a
