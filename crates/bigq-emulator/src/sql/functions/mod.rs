@@ -48,6 +48,7 @@ mod time;
 mod time_series;
 mod timestamp;
 mod udf;
+mod unsupported;
 mod utility;
 mod vector;
 mod window;
@@ -136,6 +137,7 @@ fn rewrites() -> &'static HashMap<String, Rewrite> {
 /// A call of a function the registry rewrites, rewritten; `None` for any other call (and for
 /// a call the rewrite leaves as written).
 pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
+    unsupported::refuse(f)?;
     // `NET.HOST`, `HLL_COUNT.INIT` and the other functions of a dotted family are
     // rewrites listed by their dotted name; `SAFE.` of a JSON function is the JSON
     // function's own; any other dotted name may be a `SAFE.` call.
@@ -310,6 +312,17 @@ mod tests {
             for s in f.signatures {
                 assert!(s.starts_with(&format!("{name}(")), "{f}");
             }
+        }
+    }
+
+    #[test]
+    fn no_function_is_both_made_and_refused() {
+        for f in functions() {
+            let name = f.name().to_ascii_uppercase();
+            assert!(unsupported::family_of(&name).is_none(), "{name}");
+        }
+        for name in unsupported::names() {
+            assert!(rewrites().get(name).is_none(), "{name}");
         }
     }
 
