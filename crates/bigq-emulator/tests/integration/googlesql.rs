@@ -25,6 +25,7 @@
 //!   test says so (`scripts/mark-googlesql-xfail.py` unmarks it from the test's output).
 //!
 //! `BIGQ_GOOGLESQL_FILTER=substring` runs only the cases whose file or name contains it;
+//! `BIGQ_GOOGLESQL_WHY=1` prints why each case marked `xfail` still fails;
 //! `BIGQ_GOOGLESQL_REPORT=file.json` writes the cases and passes per source (function) there,
 //! from which `scripts/googlesql-table.py` writes the emulator README's function table.
 
@@ -770,7 +771,12 @@ async fn googlesql_cases_match_bigquery() {
                 (Outcome::Fail(why), None) => {
                     failures.push(format!("{family}/{}: {why}\n    {}", case.name, case.sql))
                 }
-                (Outcome::Fail(_), Some(_)) => entry.2 += 1,
+                (Outcome::Fail(why), Some(_)) => {
+                    entry.2 += 1;
+                    if std::env::var_os("BIGQ_GOOGLESQL_WHY").is_some() {
+                        eprintln!("{family}/{}: fails as marked: {why}", case.name);
+                    }
+                }
                 (Outcome::Pass, Some(x)) => {
                     // Reported, not failed: a case whose result depends on an order the
                     // emulator does not fix yet can pass by chance.

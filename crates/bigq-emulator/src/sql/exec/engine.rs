@@ -252,32 +252,41 @@ impl Engine {
         let mut fields = Vec::with_capacity(arrays.len());
         for array in arrays {
             let text = array.to_string();
-            let mut probe = self.select_of(array)?;
+            let alone = self.select_of(array)?;
+            let mut planned = None;
+            // Over the FROM items it may read, then (for an array that reads none of them)
+            // alone.
             if let Some((_, scope)) = scopes.iter().find(|(t, _)| *t == text) {
+                let mut probe = alone.clone();
                 probe.with = q.with.clone();
                 if let ast::SetExpr::Select(s) = probe.body.as_mut() {
                     s.from = scope.clone();
                 }
+                planned = state
+                    .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
+                    .await
+                    .ok();
             }
-            let planned = state
-                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(probe))))
-                .await;
+            if planned.is_none() {
+                planned = state
+                    .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(alone))))
+                    .await
+                    .ok();
+            }
             fields.push(
-                planned
-                    .ok()
-                    .and_then(|plan| match plan.schema().field(0).data_type() {
-                        DataType::List(item) | DataType::LargeList(item)
-                            if range_element(item.data_type()).is_none() =>
-                        {
-                            match item.data_type() {
-                                DataType::Struct(fs) => {
-                                    Some(fs.iter().map(|f| f.name().clone()).collect())
-                                }
-                                _ => None,
+                planned.and_then(|plan| match plan.schema().field(0).data_type() {
+                    DataType::List(item) | DataType::LargeList(item)
+                        if range_element(item.data_type()).is_none() =>
+                    {
+                        match item.data_type() {
+                            DataType::Struct(fs) => {
+                                Some(fs.iter().map(|f| f.name().clone()).collect())
                             }
+                            _ => None,
                         }
-                        _ => None,
-                    }),
+                    }
+                    _ => None,
+                }),
             );
         }
         expand_struct_unnests(q, &fields)

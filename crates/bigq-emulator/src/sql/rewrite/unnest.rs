@@ -220,23 +220,58 @@ fn is_anonymous_unnest(tf: &TableFactor) -> Option<&Expr> {
     }
 }
 
-/// The array expressions of the `UNNEST`s in the FROM clauses that have no alias, in the
-/// order [`expand_struct_unnests`] meets them (for the engine to learn their types).
+/// An `UNNEST` [`unnest`] gave an alias of its own (`UNNEST(..) AS x`, `.. WITH OFFSET`):
+/// its array, its value column and its offset column.
+fn aliased_unnest(tf: &TableFactor) -> Option<(&Expr, &Ident, Option<&Ident>)> {
+    match tf {
+        TableFactor::UNNEST {
+            alias: Some(a),
+            array_exprs,
+            with_offset: false,
+            ..
+        } if a.name.value.starts_with("__unnest_")
+            && a.name.value != ANONYMOUS_UNNEST
+            && (1..=2).contains(&a.columns.len())
+            && array_exprs.len() == a.columns.len() =>
+        {
+            Some((
+                array_exprs.first()?,
+                &a.columns[0].name,
+                a.columns.get(1).map(|c| &c.name),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The array of an `UNNEST` whose element may be a STRUCT whose fields BigQuery makes columns:
+/// one without an alias, or one with an alias (a range variable for the element beside them).
+fn struct_unnest(tf: &TableFactor) -> Option<&Expr> {
+    is_anonymous_unnest(tf).or_else(|| aliased_unnest(tf).map(|(a, _, _)| a))
+}
+
+/// The array expressions of the `UNNEST`s in the FROM clauses whose fields may become columns,
+/// in the order [`expand_struct_unnests`] meets them (for the engine to learn their types).
 pub fn anonymous_unnests(q: &mut Query) -> Vec<Expr> {
     let mut found = Vec::new();
     let _ = q.visit(&mut FactorVisitor(|tf: &mut TableFactor| {
-        if let Some(e) = is_anonymous_unnest(tf) {
+        if let Some(e) = struct_unnest(tf) {
             found.push(e.clone());
         }
     }));
     found
 }
 
-/// For the array of each unaliased `UNNEST` that follows other FROM items (and so may read
-/// their columns), keyed by the array's text: the items before it, for the engine to learn
-/// the array's type from a query over them.
+/// For the array of each such `UNNEST` that may read columns of other FROM items, keyed by
+/// the array's text: the items before it in its FROM clause, and after them those of the
+/// FROM clauses of the queries around it (a subquery's `UNNEST(t.arr)` reads its outer query's
+/// `t`), for the engine to learn the array's type from a query over them.
 pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
-    struct Scopes(Vec<(String, Vec<ast::TableWithJoins>)>);
+    struct Scopes {
+        found: Vec<(String, Vec<ast::TableWithJoins>)>,
+        /// The FROM items of each query the visit is in, outermost first.
+        outer: Vec<Vec<ast::TableWithJoins>>,
+    }
     impl Scopes {
         fn from(&mut self, items: &[ast::TableWithJoins]) {
             let mut before: Vec<ast::TableWithJoins> = Vec::new();
@@ -255,45 +290,64 @@ pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
                 before.push(current);
             }
         }
-        fn factor(&mut self, tf: &TableFactor, scope: &[ast::TableWithJoins]) {
-            if let Some(array) = is_anonymous_unnest(tf).or_else(|| match tf {
+        fn factor(&mut self, tf: &TableFactor, before: &[ast::TableWithJoins]) {
+            let Some(array) = struct_unnest(tf).or_else(|| match tf {
                 TableFactor::UNNEST {
                     alias: None,
                     array_exprs,
                     ..
                 } if array_exprs.len() == 1 => array_exprs.first(),
                 _ => None,
-            }) && !scope.is_empty()
-            {
-                self.0.push((array.to_string(), scope.to_vec()));
+            }) else {
+                return;
+            };
+            let mut scope: Vec<ast::TableWithJoins> =
+                self.outer.iter().flatten().cloned().collect();
+            scope.extend(before.iter().cloned());
+            if !scope.is_empty() {
+                self.found.push((array.to_string(), scope));
             }
         }
     }
     impl VisitorMut for Scopes {
         type Break = ();
         fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            let mut mine = Vec::new();
             for select in crate::sql::ast::body_selects(&mut q.body) {
                 self.from(&select.from);
+                mine.extend(select.from.iter().cloned());
             }
+            self.outer.push(mine);
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+            self.outer.pop();
             ControlFlow::Continue(())
         }
     }
-    let mut scopes = Scopes(Vec::new());
+    let mut scopes = Scopes {
+        found: Vec::new(),
+        outer: Vec::new(),
+    };
     let _ = q.visit(&mut scopes);
-    scopes.0
+    scopes.found
 }
 
-/// BigQuery makes the fields of an unaliased `UNNEST` of an array of STRUCTs its columns:
-/// each such `UNNEST` (in [`anonymous_unnests`]' order) whose element is a STRUCT with the
-/// `fields` given becomes `(SELECT get_field(v, 'a') AS a, ... FROM UNNEST(..) AS s(v))`.
+/// BigQuery makes the fields of an `UNNEST` of an array of STRUCTs its columns: each such
+/// `UNNEST` (in [`anonymous_unnests`]' order) whose element is a STRUCT with the `fields`
+/// given becomes `(SELECT get_field(v, 'a') AS a, ... FROM UNNEST(..) AS s(v))`; one with an
+/// alias keeps its range variable (`v AS x`, and its offset) beside the fields, and `SELECT
+/// *` over it leaves the range variable out, as BigQuery's does.
 pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> BqResult<()> {
     let template = match parse("SELECT 1 FROM UNNEST([1]) AS __bigq_struct(v)")?.pop() {
         Some(ast::Statement::Query(t)) => t,
         _ => return Err(BqError::internal("UNNEST template")),
     };
     let mut k = 0;
+    // The alias of each expanded `UNNEST` with a range variable, and the variable's column.
+    let mut hidden: Vec<(String, Ident)> = Vec::new();
     let _ = q.visit(&mut FactorVisitor(|tf: &mut TableFactor| {
-        let Some(array) = is_anonymous_unnest(tf).cloned() else {
+        let Some(array) = struct_unnest(tf).cloned() else {
             return;
         };
         let names = fields.get(k).cloned().flatten();
@@ -301,22 +355,68 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
         let Some(names) = names else {
             return;
         };
+        let ranged = aliased_unnest(tf).map(|(_, v, o)| (v.clone(), o.cloned()));
+        let arrays = match tf {
+            TableFactor::UNNEST { array_exprs, .. } => array_exprs.clone(),
+            _ => vec![array],
+        };
+        let alias_name = match tf {
+            TableFactor::UNNEST { alias: Some(a), .. } if ranged.is_some() => a.name.clone(),
+            _ => Ident::new(format!("__unnest_struct{k}")),
+        };
+        let column =
+            |c: &str| Expr::CompoundIdentifier(vec![Ident::new("__bigq_struct"), Ident::new(c)]);
         let mut sub = template.clone();
         if let ast::SetExpr::Select(select) = sub.body.as_mut() {
-            let value =
-                Expr::CompoundIdentifier(vec![Ident::new("__bigq_struct"), Ident::new("v")]);
-            select.projection = names
-                .iter()
-                .map(|n| ast::SelectItem::ExprWithAlias {
-                    expr: call("get_field", vec![value.clone(), string(n)]),
-                    alias: Ident::with_quote('`', n),
+            let taken = |n: &str| {
+                ranged.as_ref().is_some_and(|(v, o)| {
+                    v.value.eq_ignore_ascii_case(n)
+                        || o.as_ref().is_some_and(|o| o.value.eq_ignore_ascii_case(n))
                 })
-                .collect();
-            if let Some(TableFactor::UNNEST { array_exprs, .. }) =
-                select.from.first_mut().map(|t| &mut t.relation)
-            {
-                *array_exprs = vec![array];
+            };
+            let mut projection = Vec::new();
+            if let Some((value, _)) = &ranged {
+                projection.push(ast::SelectItem::ExprWithAlias {
+                    expr: column("v"),
+                    alias: value.clone(),
+                });
             }
+            projection.extend(
+                names
+                    .iter()
+                    .filter(|n| !n.is_empty() && !taken(n))
+                    .map(|n| ast::SelectItem::ExprWithAlias {
+                        expr: call("get_field", vec![column("v"), string(n)]),
+                        alias: Ident::with_quote('`', n),
+                    }),
+            );
+            let mut alias_columns = vec![TableAliasColumnDef {
+                name: Ident::new("v"),
+                data_type: None,
+            }];
+            if let Some((_, Some(offset))) = &ranged {
+                projection.push(ast::SelectItem::ExprWithAlias {
+                    expr: column("o"),
+                    alias: offset.clone(),
+                });
+                alias_columns.push(TableAliasColumnDef {
+                    name: Ident::new("o"),
+                    data_type: None,
+                });
+            }
+            select.projection = projection;
+            if let Some(TableFactor::UNNEST {
+                array_exprs, alias, ..
+            }) = select.from.first_mut().map(|t| &mut t.relation)
+            {
+                *array_exprs = arrays;
+                if let Some(a) = alias {
+                    a.columns = alias_columns;
+                }
+            }
+        }
+        if let Some((value, _)) = &ranged {
+            hidden.push((alias_name.value.clone(), value.clone()));
         }
         *tf = TableFactor::Derived {
             // It may read the columns of the FROM items before it.
@@ -324,14 +424,62 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
             subquery: sub,
             alias: Some(TableAlias {
                 explicit: true,
-                name: Ident::new(format!("__unnest_struct{k}")),
+                name: alias_name,
                 columns: Vec::new(),
                 at: None,
             }),
             sample: None,
         };
     }));
+    if !hidden.is_empty() {
+        hide_range_variables(q, &hidden);
+    }
     Ok(())
+}
+
+/// `SELECT *` over an expanded `UNNEST` with a range variable: BigQuery's star gives the
+/// element's fields, not the variable, so each `*` whose FROM holds one leaves it out.
+fn hide_range_variables(q: &mut Query, hidden: &[(String, Ident)]) {
+    struct Hide<'a>(&'a [(String, Ident)]);
+    impl VisitorMut for Hide<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            for select in crate::sql::ast::body_selects(&mut q.body) {
+                let mut names: Vec<Ident> = Vec::new();
+                for item in &select.from {
+                    for tf in std::iter::once(&item.relation)
+                        .chain(item.joins.iter().map(|j| &j.relation))
+                    {
+                        if let TableFactor::Derived { alias: Some(a), .. } = tf
+                            && let Some((_, v)) = self.0.iter().find(|(n, _)| *n == a.name.value)
+                        {
+                            names.push(v.clone());
+                        }
+                    }
+                }
+                let Some((first, rest)) = names.split_first() else {
+                    continue;
+                };
+                for p in &mut select.projection {
+                    if let ast::SelectItem::Wildcard(opts) = p {
+                        match &mut opts.opt_except {
+                            Some(except) => {
+                                except.additional_elements.extend(names.iter().cloned())
+                            }
+                            None => {
+                                opts.opt_except = Some(ast::ExceptSelectItem {
+                                    first_element: first.clone(),
+                                    additional_elements: rest.to_vec(),
+                                })
+                            }
+                        }
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Hide(hidden));
 }
 
 /// Calls a closure on every table factor, before its children.
