@@ -101,7 +101,7 @@ pub fn tagged(field: Field, t: &FieldType) -> Field {
 }
 
 /// The SQL type a field's extension tag names, if any.
-fn tagged_type(field: &Field) -> Option<FieldType> {
+pub(crate) fn tagged_type(field: &Field) -> Option<FieldType> {
     match field.metadata().get(EXTENSION_NAME_KEY)?.as_str() {
         "google:sqlType:json" => Some(FieldType::Json),
         "google:sqlType:geography" => Some(FieldType::Geography),

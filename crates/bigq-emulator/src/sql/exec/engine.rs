@@ -23,7 +23,7 @@ use crate::error::{BqError, BqResult};
 use crate::sql::functions;
 use crate::sql::parse::parse;
 use crate::sql::rewrite::{
-    LateralUnnest, NanOrder, TypedOperators, anonymous_unnests, expand_struct_stars,
+    Element, LateralUnnest, NanOrder, TypedOperators, anonymous_unnests, expand_struct_stars,
     expand_struct_unnests, pivot, pivot_input, respell, rewrite_query, struct_stars, unnest_scopes,
 };
 use crate::sql::types::{self, range_element};
@@ -273,21 +273,24 @@ impl Engine {
                     .await
                     .ok();
             }
-            fields.push(
-                planned.and_then(|plan| match plan.schema().field(0).data_type() {
+            fields.push(planned.and_then(|plan| {
+                match plan.schema().field(0).data_type() {
                     DataType::List(item) | DataType::LargeList(item)
                         if range_element(item.data_type()).is_none() =>
                     {
                         match item.data_type() {
-                            DataType::Struct(fs) => {
-                                Some(fs.iter().map(|f| f.name().clone()).collect())
-                            }
-                            _ => None,
+                            DataType::Struct(fs) => Some(Element::Struct(
+                                fs.iter().map(|f| f.name().clone()).collect(),
+                            )),
+                            _ => crate::sql::types::tagged_type(item)
+                                .as_ref()
+                                .and_then(functions::tag_udf_name)
+                                .map(Element::Tagged),
                         }
                     }
                     _ => None,
-                }),
-            );
+                }
+            }));
         }
         expand_struct_unnests(q, &fields)
     }

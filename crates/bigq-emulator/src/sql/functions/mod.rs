@@ -44,6 +44,7 @@ pub(crate) mod safe;
 mod statistical;
 mod string;
 mod sum;
+mod tag;
 mod time;
 mod time_series;
 mod timestamp;
@@ -86,6 +87,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         safe::FUNCTIONS,
         statistical::FUNCTIONS,
         string::FUNCTIONS,
+        tag::FUNCTIONS,
         time::FUNCTIONS,
         time_series::FUNCTIONS,
         timestamp::FUNCTIONS,
@@ -105,12 +107,20 @@ pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use numeric_text::{cast_decimal_udf, casts_to_decimal};
 pub(crate) use row::bq_type_name;
 pub(crate) use string::{cast_string_udf, casts_to_string};
+pub(crate) use tag::tag_udf_name;
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {
     for f in functions() {
         if let Implementation::Udf(make) = f.implementation {
-            ctx.register_udf(make());
+            // A geography function's WKT text is typed GEOGRAPHY in its result.
+            let geography = f.family == registry::Family::Geography
+                && f.signatures.iter().all(|s| s.ends_with("-> GEOGRAPHY"));
+            ctx.register_udf(if geography {
+                tag::geography_result(make())
+            } else {
+                make()
+            });
         }
     }
     for a in percentile::aggregates() {

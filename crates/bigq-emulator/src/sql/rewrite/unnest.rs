@@ -333,12 +333,23 @@ pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
     scopes.found
 }
 
+/// What an `UNNEST`'s element is, where the rewrite of it differs from DataFusion's UNNEST.
+#[derive(Clone, Debug)]
+pub enum Element {
+    /// A STRUCT of these fields, which BigQuery makes the UNNEST's columns.
+    Struct(Vec<String>),
+    /// A value of a type the emulator keeps as tagged text (JSON, GEOGRAPHY), which
+    /// DataFusion's UNNEST loses: the UDF that tags it again.
+    Tagged(&'static str),
+}
+
 /// BigQuery makes the fields of an `UNNEST` of an array of STRUCTs its columns: each such
 /// `UNNEST` (in [`anonymous_unnests`]' order) whose element is a STRUCT with the `fields`
 /// given becomes `(SELECT get_field(v, 'a') AS a, ... FROM UNNEST(..) AS s(v))`; one with an
 /// alias keeps its range variable (`v AS x`, and its offset) beside the fields, and `SELECT
-/// *` over it leaves the range variable out, as BigQuery's does.
-pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> BqResult<()> {
+/// *` over it leaves the range variable out, as BigQuery's does. An element of JSON or
+/// GEOGRAPHY is tagged again (`bigq_tag_json(v) AS x`).
+pub fn expand_struct_unnests(q: &mut Query, elements: &[Option<Element>]) -> BqResult<()> {
     let template = match parse("SELECT 1 FROM UNNEST([1]) AS __bigq_struct(v)")?.pop() {
         Some(ast::Statement::Query(t)) => t,
         _ => return Err(BqError::internal("UNNEST template")),
@@ -350,9 +361,9 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
         let Some(array) = struct_unnest(tf).cloned() else {
             return;
         };
-        let names = fields.get(k).cloned().flatten();
+        let element = elements.get(k).cloned().flatten();
         k += 1;
-        let Some(names) = names else {
+        let Some(element) = element else {
             return;
         };
         let ranged = aliased_unnest(tf).map(|(_, v, o)| (v.clone(), o.cloned()));
@@ -375,21 +386,28 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
                 })
             };
             let mut projection = Vec::new();
-            if let Some((value, _)) = &ranged {
-                projection.push(ast::SelectItem::ExprWithAlias {
-                    expr: column("v"),
-                    alias: value.clone(),
-                });
+            match &element {
+                Element::Struct(names) => {
+                    if let Some((value, _)) = &ranged {
+                        projection.push(ast::SelectItem::ExprWithAlias {
+                            expr: column("v"),
+                            alias: value.clone(),
+                        });
+                    }
+                    projection.extend(names.iter().filter(|n| !n.is_empty() && !taken(n)).map(
+                        |n| ast::SelectItem::ExprWithAlias {
+                            expr: call("get_field", vec![column("v"), string(n)]),
+                            alias: Ident::with_quote('`', n),
+                        },
+                    ));
+                }
+                Element::Tagged(udf) => projection.push(ast::SelectItem::ExprWithAlias {
+                    expr: call(udf, vec![column("v")]),
+                    alias: ranged
+                        .as_ref()
+                        .map_or_else(|| Ident::new("f0_"), |(v, _)| v.clone()),
+                }),
             }
-            projection.extend(
-                names
-                    .iter()
-                    .filter(|n| !n.is_empty() && !taken(n))
-                    .map(|n| ast::SelectItem::ExprWithAlias {
-                        expr: call("get_field", vec![column("v"), string(n)]),
-                        alias: Ident::with_quote('`', n),
-                    }),
-            );
             let mut alias_columns = vec![TableAliasColumnDef {
                 name: Ident::new("v"),
                 data_type: None,
@@ -415,7 +433,7 @@ pub fn expand_struct_unnests(q: &mut Query, fields: &[Option<Vec<String>>]) -> B
                 }
             }
         }
-        if let Some((value, _)) = &ranged {
+        if let (Some((value, _)), Element::Struct(_)) = (&ranged, &element) {
             hidden.push((alias_name.value.clone(), value.clone()));
         }
         *tf = TableFactor::Derived {
