@@ -188,7 +188,10 @@ impl Engine {
         dry_run: bool,
     ) -> BqResult<(SchemaRef, Vec<RecordBatch>, Cost)> {
         let (state, plan) = self.plan_query(q, req).await?;
-        let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+        let schema: SchemaRef = Arc::new(super::tags::tag_result_schema(
+            &plan,
+            plan.schema().as_arrow(),
+        ));
         // Optimized, so that each scan reads only the columns the query uses: those are
         // what BigQuery counts.
         let plan = state.optimize(&plan).map_err(df_err)?;
@@ -207,9 +210,19 @@ impl Engine {
             .create_physical_plan(&plan, &state)
             .await
             .map_err(df_err)?;
-        let batches = datafusion::physical_plan::collect(physical, state.task_ctx())
+        let mut batches = datafusion::physical_plan::collect(physical, state.task_ctx())
             .await
             .map_err(df_err)?;
+        // An array or struct whose elements the result's schema tags has a type of its own.
+        if batches.first().is_some_and(|b| {
+            b.schema()
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .any(|(a, b)| a.data_type() != b.data_type())
+        }) {
+            batches = super::output::conform(&batches, &schema)?;
+        }
         Ok((schema, batches, cost))
     }
 

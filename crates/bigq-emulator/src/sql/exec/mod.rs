@@ -10,6 +10,7 @@ mod dml;
 mod engine;
 mod output;
 mod script;
+mod tags;
 
 pub(crate) use self::cost::Cost;
 pub(crate) use self::engine::Engine;
