@@ -287,6 +287,7 @@ impl Engine {
                     .ok();
             }
             fields.push(planned.and_then(|plan| {
+                let tag = super::tags::element_tag(&plan);
                 match plan.schema().field(0).data_type() {
                     DataType::List(item) | DataType::LargeList(item)
                         if range_element(item.data_type()).is_none() =>
@@ -295,7 +296,7 @@ impl Engine {
                             DataType::Struct(fs) => Some(Element::Struct(
                                 fs.iter().map(|f| f.name().clone()).collect(),
                             )),
-                            _ => crate::sql::types::tagged_type(item)
+                            _ => tag
                                 .as_ref()
                                 .and_then(functions::tag_udf_name)
                                 .map(Element::Tagged),

@@ -62,6 +62,18 @@ impl Shape {
     }
 }
 
+/// The type of the elements of the first column of `plan`, an array, when they are tagged
+/// text (JSON, GEOGRAPHY).
+pub(super) fn element_tag(plan: &LogicalPlan) -> Option<FieldType> {
+    match shapes(plan).into_iter().next()? {
+        Shape::List(inner) => match *inner {
+            Shape::Tagged(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `schema` (the planned query's) with the JSON and GEOGRAPHY its columns hold tagged.
 pub(super) fn tag_result_schema(plan: &LogicalPlan, schema: &Schema) -> Schema {
     let shapes = shapes(plan);
@@ -226,6 +238,12 @@ fn expr_shape(e: &Expr, schema: &DFSchema, input: &[Shape]) -> Shape {
                 }
                 _ => Shape::Plain,
             },
+            // A geography function's array (ST_DUMP's) is of GEOGRAPHY values.
+            name if (name.starts_with("st_") || name.starts_with("bigq_st_"))
+                && matches!(e.get_type(schema), Ok(DataType::List(item)) if *item.data_type() == DataType::Utf8) =>
+            {
+                Shape::List(Box::new(Shape::Tagged(FieldType::Geography)))
+            }
             _ => Shape::Plain,
         },
         Expr::AggregateFunction(a) => {

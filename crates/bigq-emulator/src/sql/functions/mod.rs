@@ -183,6 +183,15 @@ pub(crate) fn rewrite_call(f: &ast::Function) -> BqResult<Option<Expr>> {
 const NAMED_PARAMETERS: &[(&str, &[&str])] = &[
     ("EDIT_DISTANCE", &["value1", "value2", "max_distance"]),
     (
+        "ST_GEOGFROMTEXT",
+        &["wkt_string", "oriented", "planar", "make_valid"],
+    ),
+    (
+        "ST_GEOGFROMWKB",
+        &["wkb_bytes_expression", "oriented", "planar", "make_valid"],
+    ),
+    ("ST_GEOGFROMGEOJSON", &["geojson_string", "make_valid"]),
+    (
         "CONTAINS_SUBSTR",
         &["expression", "search_value_literal", "json_scope"],
     ),
@@ -236,9 +245,18 @@ fn positional_arguments(name: &str, f: &ast::Function) -> BqResult<Option<Expr>>
     let Some(filled) = slots.iter().rposition(Option::is_some) else {
         return Ok(None);
     };
+    // The geography parsers' options left out are FALSE.
+    let options = name.starts_with("ST_GEOGFROM");
     let args = slots[..=filled]
         .iter()
-        .cloned()
+        .enumerate()
+        .map(|(i, s)| match s {
+            Some(a) => Some(a.clone()),
+            None if options && i > 0 => Some(ast::FunctionArg::Unnamed(
+                ast::FunctionArgExpr::Expr(Expr::Value(ast::Value::Boolean(false).into())),
+            )),
+            None => None,
+        })
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| BqError::invalid_query(format!("{name}: an argument is missing")))?;
     let mut g = f.clone();

@@ -184,6 +184,9 @@ impl ScalarUDFImpl for Safe {
             let v = match self.inner.invoke_with_args(one) {
                 Ok(ColumnarValue::Scalar(s)) => s,
                 Ok(ColumnarValue::Array(a)) if a.len() == 1 => ScalarValue::try_from_array(&a, 0)?,
+                // What the emulator does not compute is not an error BigQuery's SAFE. would
+                // hide: NULL there would be a plausible wrong answer.
+                Err(e) if e.to_string().contains(UNSUPPORTED) => return Err(e),
                 _ => ScalarValue::try_from(&t)?,
             };
             out.push(v);
@@ -191,6 +194,9 @@ impl ScalarUDFImpl for Safe {
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
     }
 }
+
+/// The start of the message of an error for what the emulator does not compute.
+const UNSUPPORTED: &str = "Unsupported by bigq-emulator";
 
 /// `f` with its errors as NULLs.
 pub(crate) fn wrap(f: Arc<ScalarUDF>) -> Arc<ScalarUDF> {

@@ -1,5 +1,6 @@
 //! Geography accessors: `ST_X`, `ST_Y`, `ST_POINTN`, `ST_STARTPOINT`, `ST_ENDPOINT`,
-//! `ST_ISCLOSED`, `ST_ISRING` and `ST_DUMP` (the ones of a parsed value alone, `ST_DIMENSION`,
+//! `ST_ISCLOSED`, `ST_ISRING`, `ST_DUMP`, `ST_EXTERIORRING` and `ST_INTERIORRINGS` (the ones
+//! of a parsed value alone, `ST_DIMENSION`, `ST_NUMGEOMETRIES`,
 //! `ST_GEOMETRYTYPE`, `ST_NPOINTS`, ..., are methods of [`super::value::Geography`]).
 
 use datafusion::common::Result as DfResult;
@@ -9,7 +10,7 @@ use super::sphere::{V3, arcs_meet, s2_round_trip, same, xyz};
 use geo::HasDimensions;
 use geo_types::{Coord, Geometry, LineString};
 
-use super::value::{Geo, empty, point};
+use super::value::{Geo, Geography, empty, point};
 
 pub(super) fn st_x(n: &str, a: &[Arg]) -> DfResult<Out> {
     Ok(Out::Float(s2_round_trip(&point_of(n, &geo(n, &a[0])?)?).x))
@@ -103,4 +104,43 @@ pub(super) fn st_dump(n: &str, a: &[Arg]) -> DfResult<Out> {
     let mut out = Vec::new();
     dump(geo(n, &a[0])?, &mut out);
     Ok(Out::Geos(out))
+}
+
+/// `ST_DUMP(g, dimension)`: the simple parts of that dimension.
+pub(super) fn st_dump_dimension(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let Arg::Int(dimension) = a[1] else {
+        return Err(exec(format!("{n}: dimension")));
+    };
+    if !(0..=2).contains(&dimension) {
+        return Err(fail(n, "the dimension must be 0, 1 or 2"));
+    }
+    let mut out = Vec::new();
+    dump(geo(n, &a[0])?, &mut out);
+    out.retain(|g| g.dimension() == dimension);
+    Ok(Out::Geos(out))
+}
+
+/// `ST_EXTERIORRING`: a polygon's shell as a closed linestring.
+pub(super) fn st_exteriorring(n: &str, a: &[Arg]) -> DfResult<Out> {
+    match geo(n, &a[0])? {
+        Geometry::Polygon(p) => Ok(Out::Geo(Geometry::LineString(p.exterior().clone()))),
+        other => Err(fail(n, &not_a_polygon(&other))),
+    }
+}
+
+/// `ST_INTERIORRINGS`: a polygon's holes as closed linestrings.
+pub(super) fn st_interiorrings(n: &str, a: &[Arg]) -> DfResult<Out> {
+    match geo(n, &a[0])? {
+        Geometry::Polygon(p) => Ok(Out::Geos(
+            p.interiors()
+                .iter()
+                .map(|r| Geometry::LineString(r.clone()))
+                .collect(),
+        )),
+        other => Err(fail(n, &not_a_polygon(&other))),
+    }
+}
+
+fn not_a_polygon(g: &Geo) -> String {
+    format!("the geography must be a polygon, not {}", g.type_name())
 }

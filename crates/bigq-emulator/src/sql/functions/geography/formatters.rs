@@ -1,5 +1,6 @@
 //! Geography formatters beyond WKT and GeoJSON text (which [`Geography`] writes): `ST_ASBINARY`,
-//! WKB written by the `wkb` crate with the coordinates BigQuery hands back.
+//! WKB written by the `wkb` crate with the coordinates BigQuery hands back, and `ST_GEOHASH`
+//! with the `geohash` crate.
 
 use datafusion::common::Result as DfResult;
 use geo::MapCoords;
@@ -23,6 +24,27 @@ pub(super) fn st_asbinary(n: &str, a: &[Arg]) -> DfResult<Out> {
     wkb(&geo(n, &a[0])?)
         .map(Out::Bytes)
         .map_err(|e| fail(n, &e))
+}
+
+/// `ST_GEOHASH(point[, maxchars])`: the point's geohash of `maxchars` characters (20 when
+/// left out, at most 20); NULL for a geography that is not one point.
+pub(super) fn st_geohash(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let len = match a.get(1) {
+        Some(Arg::Int(k)) if (1..=20).contains(k) => *k as usize,
+        Some(Arg::Int(k)) => {
+            return Err(fail(
+                n,
+                &format!("maxchars must be between 1 and 20, not {k}"),
+            ));
+        }
+        _ => 20,
+    };
+    let geo_types::Geometry::Point(p) = geo(n, &a[0])? else {
+        return Ok(Out::Null);
+    };
+    geohash::encode(s2_round_trip(&p.0), len)
+        .map(Out::Text)
+        .map_err(|e| fail(n, &e.to_string()))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! Geography measures on the sphere: `ST_AREA`, `ST_PERIMETER` and `ST_MAXDISTANCE` (of
-//! points); `ST_LENGTH` is [`Geography::length`], `ST_DISTANCE` of points
-//! [`super::rows::two_points`].
+//! Geography measures on the sphere: `ST_AREA`, `ST_PERIMETER`, `ST_MAXDISTANCE` (of
+//! points), `ST_AZIMUTH` and `ST_ANGLE`; `ST_LENGTH` is [`Geography::length`], `ST_DISTANCE`
+//! of points [`super::rows::two_points`].
 
 use datafusion::common::Result as DfResult;
 use geo::HasDimensions;
@@ -92,6 +92,58 @@ pub(super) fn st_maxdistance(n: &str, a: &[Arg]) -> DfResult<Out> {
         .flat_map(|p| y.points.iter().map(move |q| distance(p, q)))
         .fold(0.0, f64::max);
     Ok(Out::Float(d))
+}
+
+/// The initial bearing of the great circle from `a` to `b`, in radians clockwise from north
+/// in `[0, 2pi)`; `None` where there is no one direction (the same point, or antipodes).
+fn bearing(a: &Coord, b: &Coord) -> Option<f64> {
+    let (pa, pb) = (super::sphere::xyz(a), super::sphere::xyz(b));
+    let d = dot(pa, pb);
+    if d >= 1.0 - 1e-15 || d <= -1.0 + 1e-15 {
+        return None;
+    }
+    let (la, lb) = (a.y.to_radians(), b.y.to_radians());
+    let dl = (b.x - a.x).to_radians();
+    let y = dl.sin() * lb.cos();
+    let x = la.cos() * lb.sin() - la.sin() * lb.cos() * dl.cos();
+    let t = y.atan2(x);
+    Some(if t < 0.0 {
+        t + 2.0 * std::f64::consts::PI
+    } else {
+        t
+    })
+}
+
+/// `ST_AZIMUTH(a, b)`: the bearing from point `a` to point `b`; NULL for one point twice or
+/// antipodes.
+pub(super) fn st_azimuth(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let (p, q) = (point(n, &a[0])?, point(n, &a[1])?);
+    Ok(bearing(&p, &q).map_or(Out::Null, |t| Out::Float(t.max(0.0))))
+}
+
+/// `ST_ANGLE(a, b, c)`: the angle at `b` clockwise from the line to `a` to the line to `c`,
+/// in `[0, 2pi)`; NULL where either line has no direction.
+pub(super) fn st_angle(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let (p, q, r) = (point(n, &a[0])?, point(n, &a[1])?, point(n, &a[2])?);
+    let (Some(first), Some(second)) = (bearing(&q, &p), bearing(&q, &r)) else {
+        return Ok(Out::Null);
+    };
+    let t = (second - first).rem_euclid(2.0 * std::f64::consts::PI);
+    Ok(Out::Float(if t >= 2.0 * std::f64::consts::PI {
+        0.0
+    } else {
+        t
+    }))
+}
+
+fn point(n: &str, a: &Arg) -> DfResult<Coord> {
+    match geo(n, a)? {
+        geo_types::Geometry::Point(p) => Ok(p.0),
+        other => Err(fail(
+            n,
+            &format!("the geography must be a point, not {}", other.type_name()),
+        )),
+    }
 }
 
 #[cfg(test)]

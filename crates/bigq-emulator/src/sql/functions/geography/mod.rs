@@ -16,10 +16,12 @@
 //! computation in the file of its group, its UDF here and its line in the registry.
 
 mod accessors;
+mod bbox;
 mod buffer;
 mod centroid;
 mod constructors;
 mod formatters;
+mod lines;
 mod measures;
 mod overlay;
 mod parsers;
@@ -91,23 +93,41 @@ pub(crate) fn st_makepolygonoriented() -> ScalarUDF {
 
 // Parsers.
 
+/// An input type followed by up to `options` BOOLs.
+fn with_options(input: DataType, options: usize) -> Vec<Vec<DataType>> {
+    (0..=options)
+        .map(|k| {
+            let mut v = vec![input.clone()];
+            v.extend(std::iter::repeat_n(DataType::Boolean, k));
+            v
+        })
+        .collect()
+}
+
 pub(crate) fn st_geogfromtext() -> ScalarUDF {
-    unary!("st_geogfromtext", DataType::Utf8, StringBuilder, Geo::wkt)
+    udf(
+        "st_geogfromtext",
+        with_options(DataType::Utf8, 3),
+        geography(),
+        parsers::st_geogfromtext,
+    )
 }
 
 pub(crate) fn st_geogfromgeojson() -> ScalarUDF {
     udf(
         "st_geogfromgeojson",
-        one(),
+        with_options(DataType::Utf8, 1),
         geography(),
         parsers::st_geogfromgeojson,
     )
 }
 
 pub(crate) fn st_geogfromwkb() -> ScalarUDF {
+    let mut inputs = with_options(DataType::Binary, 3);
+    inputs.extend(with_options(geography(), 3));
     udf(
         "st_geogfromwkb",
-        vec![vec![DataType::Binary], vec![geography()]],
+        inputs,
         geography(),
         parsers::st_geogfromwkb,
     )
@@ -242,7 +262,131 @@ pub(crate) fn st_dimension() -> ScalarUDF {
 }
 
 pub(crate) fn st_dump() -> ScalarUDF {
-    udf("st_dump", one(), geo_list(), accessors::st_dump)
+    udf("bigq_st_dump", one(), geo_list(), accessors::st_dump)
+}
+
+/// `ST_DUMP(g[, dimension])` as the UDF of its arity.
+fn st_dump_call(
+    _: &str,
+    f: &datafusion::sql::sqlparser::ast::Function,
+) -> crate::error::BqResult<Option<datafusion::sql::sqlparser::ast::Expr>> {
+    let Some(args) = crate::sql::ast::function_args(f) else {
+        return Ok(None);
+    };
+    let name = if args.len() == 2 {
+        "bigq_st_dump_dimension"
+    } else {
+        "bigq_st_dump"
+    };
+    Ok(Some(crate::sql::ast::call(name, args)))
+}
+
+pub(crate) fn st_dump_dimension() -> ScalarUDF {
+    udf(
+        "bigq_st_dump_dimension",
+        vec![vec![geography(), DataType::Int64]],
+        geo_list(),
+        accessors::st_dump_dimension,
+    )
+}
+
+pub(crate) fn st_exteriorring() -> ScalarUDF {
+    udf(
+        "st_exteriorring",
+        one(),
+        geography(),
+        accessors::st_exteriorring,
+    )
+}
+
+pub(crate) fn st_interiorrings() -> ScalarUDF {
+    udf(
+        "st_interiorrings",
+        one(),
+        geo_list(),
+        accessors::st_interiorrings,
+    )
+}
+
+pub(crate) fn st_numgeometries() -> ScalarUDF {
+    unary!(
+        "st_numgeometries",
+        DataType::Int64,
+        Int64Builder,
+        |g: &Geo| { if g.is_empty() { 0 } else { g.parts() as i64 } }
+    )
+}
+
+pub(crate) fn st_geogfrom() -> ScalarUDF {
+    udf(
+        "st_geogfrom",
+        vec![vec![DataType::Binary], vec![DataType::Utf8]],
+        geography(),
+        parsers::st_geogfrom,
+    )
+}
+
+pub(crate) fn st_geogpointfromgeohash() -> ScalarUDF {
+    udf(
+        "st_geogpointfromgeohash",
+        vec![vec![DataType::Utf8]],
+        geography(),
+        parsers::st_geogpointfromgeohash,
+    )
+}
+
+pub(crate) fn st_geohash() -> ScalarUDF {
+    udf(
+        "st_geohash",
+        vec![vec![geography()], vec![geography(), DataType::Int64]],
+        DataType::Utf8,
+        formatters::st_geohash,
+    )
+}
+
+pub(crate) fn st_azimuth() -> ScalarUDF {
+    udf(
+        "st_azimuth",
+        pair(),
+        DataType::Float64,
+        measures::st_azimuth,
+    )
+}
+
+pub(crate) fn st_angle() -> ScalarUDF {
+    udf(
+        "st_angle",
+        vec![vec![geography(), geography(), geography()]],
+        DataType::Float64,
+        measures::st_angle,
+    )
+}
+
+pub(crate) fn st_lineinterpolatepoint() -> ScalarUDF {
+    udf(
+        "st_lineinterpolatepoint",
+        vec![vec![geography(), DataType::Float64]],
+        geography(),
+        lines::st_lineinterpolatepoint,
+    )
+}
+
+pub(crate) fn st_linelocatepoint() -> ScalarUDF {
+    udf(
+        "st_linelocatepoint",
+        pair(),
+        DataType::Float64,
+        lines::st_linelocatepoint,
+    )
+}
+
+pub(crate) fn st_linesubstring() -> ScalarUDF {
+    udf(
+        "st_linesubstring",
+        vec![vec![geography(), DataType::Float64, DataType::Float64]],
+        geography(),
+        lines::st_linesubstring,
+    )
 }
 
 pub(crate) fn st_endpoint() -> ScalarUDF {
@@ -440,11 +584,15 @@ pub(crate) fn st_perimeter() -> ScalarUDF {
 /// The functions this file makes, for the registry.
 #[rustfmt::skip]
 pub(super) const FUNCTIONS: &[Function] = &[
+    Function::udf(Family::Geography, &["ST_ANGLE(GEOGRAPHY, GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_angle),
     Function::udf(Family::Geography, &["ST_AREA(GEOGRAPHY[, BOOL]) -> FLOAT64"], st_area),
     Function::udf(Family::Geography, &["ST_ASBINARY(GEOGRAPHY) -> BYTES"], st_asbinary),
     Function::udf(Family::Geography, &["ST_ASGEOJSON(GEOGRAPHY) -> STRING"], st_asgeojson),
     Function::udf(Family::Geography, &["ST_ASTEXT(GEOGRAPHY) -> STRING"], st_astext),
+    Function::udf(Family::Geography, &["ST_AZIMUTH(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_azimuth),
     Function::udf(Family::Geography, &["ST_BOUNDARY(GEOGRAPHY) -> GEOGRAPHY"], st_boundary),
+    Function::udf(Family::Geography, &["ST_BOUNDINGBOX(GEOGRAPHY) -> STRUCT<xmin FLOAT64, ymin FLOAT64, xmax FLOAT64, ymax FLOAT64>"],
+        bbox::st_boundingbox),
     Function::udf(Family::Geography, &["ST_BUFFER(GEOGRAPHY, FLOAT64[, INT64]) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64[, INT64]) -> GEOGRAPHY",
         "ST_BUFFER(GEOGRAPHY, FLOAT64, FLOAT64) -> GEOGRAPHY", "ST_BUFFER(GEOGRAPHY, INT64, FLOAT64) -> GEOGRAPHY"],
         st_buffer),
@@ -458,16 +606,30 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Geography, &["ST_DIMENSION(GEOGRAPHY) -> INT64"], st_dimension),
     Function::udf(Family::Geography, &["ST_DISJOINT(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_disjoint),
     Function::udf(Family::Geography, &["ST_DISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_distance),
-    Function::udf(Family::Geography, &["ST_DUMP(GEOGRAPHY) -> ARRAY<GEOGRAPHY>"], st_dump),
+    Function::rewrite(Family::Geography, &["ST_DUMP(GEOGRAPHY[, INT64]) -> ARRAY<GEOGRAPHY>"], st_dump_call),
+    Function::udf(Family::Geography, &["bigq_st_dump(GEOGRAPHY) -> ARRAY<GEOGRAPHY>"], st_dump),
+    Function::udf(Family::Geography, &["bigq_st_dump_dimension(GEOGRAPHY, INT64) -> ARRAY<GEOGRAPHY>"], st_dump_dimension),
     Function::udf(Family::Geography, &["ST_DWITHIN(GEOGRAPHY, GEOGRAPHY, FLOAT64) -> BOOL"], st_dwithin),
     Function::udf(Family::Geography, &["ST_ENDPOINT(GEOGRAPHY) -> GEOGRAPHY"], st_endpoint),
     Function::udf(Family::Geography, &["ST_EQUALS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_equals),
-    Function::udf(Family::Geography, &["ST_GEOGFROMGEOJSON(STRING) -> GEOGRAPHY"], st_geogfromgeojson),
-    Function::udf(Family::Geography, &["ST_GEOGFROMTEXT(STRING) -> GEOGRAPHY"], st_geogfromtext),
-    Function::udf(Family::Geography, &["ST_GEOGFROMWKB(BYTES) -> GEOGRAPHY", "ST_GEOGFROMWKB(STRING) -> GEOGRAPHY"],
+    Function::rewrite(Family::Geography, &["ST_EXTENT(GEOGRAPHY) -> STRUCT<xmin FLOAT64, ymin FLOAT64, xmax FLOAT64, ymax FLOAT64>"],
+        bbox::st_extent),
+    Function::udf(Family::Geography, &["bigq_st_extent(ARRAY<GEOGRAPHY>) -> STRUCT<xmin FLOAT64, ymin FLOAT64, xmax FLOAT64, ymax FLOAT64>"],
+        bbox::st_extent_of),
+    Function::udf(Family::Geography, &["ST_EXTERIORRING(GEOGRAPHY) -> GEOGRAPHY"], st_exteriorring),
+    Function::udf(Family::Geography, &["ST_GEOGFROM(STRING) -> GEOGRAPHY", "ST_GEOGFROM(BYTES) -> GEOGRAPHY"], st_geogfrom),
+    Function::udf(Family::Geography, &["ST_GEOGFROMGEOJSON(STRING[, BOOL]) -> GEOGRAPHY"], st_geogfromgeojson),
+    Function::udf(Family::Geography, &["ST_GEOGFROMTEXT(STRING[, BOOL]) -> GEOGRAPHY",
+        "ST_GEOGFROMTEXT(STRING, BOOL, BOOL[, BOOL]) -> GEOGRAPHY"], st_geogfromtext),
+    Function::udf(Family::Geography, &["ST_GEOGFROMWKB(BYTES[, BOOL]) -> GEOGRAPHY",
+        "ST_GEOGFROMWKB(BYTES, BOOL, BOOL[, BOOL]) -> GEOGRAPHY", "ST_GEOGFROMWKB(STRING[, BOOL]) -> GEOGRAPHY",
+        "ST_GEOGFROMWKB(STRING, BOOL, BOOL[, BOOL]) -> GEOGRAPHY"],
         st_geogfromwkb),
     Function::udf(Family::Geography, &["ST_GEOGPOINT(FLOAT64, FLOAT64) -> GEOGRAPHY"], st_geogpoint),
+    Function::udf(Family::Geography, &["ST_GEOGPOINTFROMGEOHASH(STRING) -> GEOGRAPHY"], st_geogpointfromgeohash),
+    Function::udf(Family::Geography, &["ST_GEOHASH(GEOGRAPHY[, INT64]) -> STRING"], st_geohash),
     Function::udf(Family::Geography, &["ST_GEOMETRYTYPE(GEOGRAPHY) -> STRING"], st_geometrytype),
+    Function::udf(Family::Geography, &["ST_INTERIORRINGS(GEOGRAPHY) -> ARRAY<GEOGRAPHY>"], st_interiorrings),
     Function::udf(Family::Geography, &["ST_INTERSECTION(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY"], st_intersection),
     Function::udf(Family::Geography, &["ST_INTERSECTS(GEOGRAPHY, GEOGRAPHY) -> BOOL"], st_intersects),
     Function::udf(Family::Geography, &["ST_INTERSECTSBOX(GEOGRAPHY, FLOAT64, FLOAT64, FLOAT64, FLOAT64) -> BOOL"],
@@ -477,6 +639,9 @@ pub(super) const FUNCTIONS: &[Function] = &[
     Function::udf(Family::Geography, &["ST_ISEMPTY(GEOGRAPHY) -> BOOL"], st_isempty),
     Function::udf(Family::Geography, &["ST_ISRING(GEOGRAPHY) -> BOOL"], st_isring),
     Function::udf(Family::Geography, &["ST_LENGTH(GEOGRAPHY) -> FLOAT64"], st_length),
+    Function::udf(Family::Geography, &["ST_LINEINTERPOLATEPOINT(GEOGRAPHY, FLOAT64) -> GEOGRAPHY"], st_lineinterpolatepoint),
+    Function::udf(Family::Geography, &["ST_LINELOCATEPOINT(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_linelocatepoint),
+    Function::udf(Family::Geography, &["ST_LINESUBSTRING(GEOGRAPHY, FLOAT64, FLOAT64) -> GEOGRAPHY"], st_linesubstring),
     Function::udf(Family::Geography, &["ST_MAKELINE(GEOGRAPHY, GEOGRAPHY) -> GEOGRAPHY",
         "ST_MAKELINE(ARRAY<GEOGRAPHY>) -> GEOGRAPHY"],
         st_makeline),
@@ -485,6 +650,7 @@ pub(super) const FUNCTIONS: &[Function] = &[
         st_makepolygonoriented),
     Function::udf(Family::Geography, &["ST_MAXDISTANCE(GEOGRAPHY, GEOGRAPHY) -> FLOAT64"], st_maxdistance),
     Function::udf(Family::Geography, &["ST_NPOINTS(GEOGRAPHY) -> INT64"], st_npoints),
+    Function::udf(Family::Geography, &["ST_NUMGEOMETRIES(GEOGRAPHY) -> INT64"], st_numgeometries),
     Function::udf(Family::Geography, &["ST_NUMPOINTS(GEOGRAPHY) -> INT64"], st_numpoints),
     Function::udf(Family::Geography, &["ST_PERIMETER(GEOGRAPHY[, BOOL]) -> FLOAT64"], st_perimeter),
     Function::udf(Family::Geography, &["ST_POINTN(GEOGRAPHY, INT64) -> GEOGRAPHY"], st_pointn),

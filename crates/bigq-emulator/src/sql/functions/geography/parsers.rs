@@ -1,5 +1,6 @@
 //! Geography parsers beyond WKT text (which [`Geography::parse`] reads with `wkt`):
-//! `ST_GEOGFROMGEOJSON` with `geojson`, `ST_GEOGFROMWKB` with `wkb`.
+//! `ST_GEOGFROMGEOJSON` with `geojson`, `ST_GEOGFROMWKB` with `wkb`, `ST_GEOGFROM` of any of
+//! the three, and `ST_GEOGPOINTFROMGEOHASH` with `geohash`.
 
 use std::str::FromStr;
 
@@ -7,12 +8,12 @@ use datafusion::common::Result as DfResult;
 use geo::HasDimensions;
 
 use super::rows::{Arg, Out, exec, fail};
-use super::value::{Geo, empty, from_traits};
-
+use super::value::{Geo, empty, normalized};
 #[cfg(test)]
-use super::value::Geography;
+use super::value::{Geography, from_traits};
 
 /// One WKB (or EWKB) geometry, either byte order; Z and M values are dropped.
+#[cfg(test)]
 pub(super) fn from_wkb(b: &[u8]) -> Result<Geo, String> {
     let wkb = wkb::reader::read_wkb(b).map_err(|e| e.to_string())?;
     from_traits(&wkb)
@@ -22,16 +23,19 @@ pub(super) fn from_wkb(b: &[u8]) -> Result<Geo, String> {
 fn from_geojson(text: &str) -> Result<Geo, String> {
     let geometry = geojson::Geometry::from_str(text).map_err(|e| e.to_string())?;
     let g = Geo::try_from(geometry).map_err(|e| e.to_string())?;
-    Ok(if g.is_empty() { empty() } else { g })
+    Ok(if g.is_empty() { empty() } else { normalized(g) })
 }
 
 pub(super) fn st_geogfromgeojson(n: &str, a: &[Arg]) -> DfResult<Out> {
     let Arg::Text(t) = &a[0] else {
         return Err(exec(format!("{n}: text")));
     };
-    from_geojson(t)
-        .map(Out::Geo)
-        .map_err(|e| fail(n, &format!("invalid GeoJSON: {e}")))
+    let o = options(n, &a[1..], &["make_valid"])?;
+    read_checked(
+        n,
+        from_geojson(t).map_err(|e| format!("invalid GeoJSON: {e}")),
+        &o,
+    )
 }
 
 pub(super) fn st_geogfromwkb(n: &str, a: &[Arg]) -> DfResult<Out> {
@@ -43,9 +47,108 @@ pub(super) fn st_geogfromwkb(n: &str, a: &[Arg]) -> DfResult<Out> {
             .map_err(|e| fail(n, &format!("invalid hex WKB: {e}")))?,
         _ => return Err(exec(format!("{n}: bytes"))),
     };
-    from_wkb(&bytes)
-        .map(Out::Geo)
-        .map_err(|e| fail(n, &format!("invalid WKB: {e}")))
+    let o = options(n, &a[1..], &["oriented", "planar", "make_valid"])?;
+    let g = wkb::reader::read_wkb(&bytes)
+        .map_err(|e| format!("invalid WKB: {e}"))
+        .and_then(|w| super::value::as_given(&w));
+    read_checked(n, g, &o)
+}
+
+/// The options of ST_GEOGFROMTEXT, ST_GEOGFROMWKB and ST_GEOGFROMGEOJSON after the input:
+/// `oriented`, `planar` and `make_valid` (each FALSE when left out), for the functions
+/// that take them.
+struct Options {
+    oriented: bool,
+    planar: bool,
+    make_valid: bool,
+}
+
+fn options(n: &str, rest: &[Arg], names: &[&str]) -> DfResult<Options> {
+    let mut o = Options {
+        oriented: false,
+        planar: false,
+        make_valid: false,
+    };
+    for (a, name) in rest.iter().zip(names) {
+        let Arg::Bool(v) = a else {
+            return Err(exec(format!("{n}: {name} is a BOOL")));
+        };
+        match *name {
+            "oriented" => o.oriented = *v,
+            "planar" => o.planar = *v,
+            _ => o.make_valid = *v,
+        }
+    }
+    Ok(o)
+}
+
+/// A geography read (as the input runs its rings), checked as BigQuery checks it and with
+/// the options applied: `planar => TRUE` and an `oriented => TRUE` polygon given clockwise
+/// (its interior the rest of the globe) are refused, as is `make_valid => TRUE` of an invalid
+/// geography (bigq-emulator does not repair geographies).
+fn read_checked(n: &str, g: Result<Geo, String>, o: &Options) -> DfResult<Out> {
+    let g = g.map_err(|e| fail(n, &e))?;
+    let upper = n.to_ascii_uppercase();
+    if o.planar {
+        return Err(super::value::unsupported(&format!(
+            "{upper} with planar => TRUE (edges as straight lines on the plane)"
+        )));
+    }
+    if o.oriented && !super::value::counterclockwise(&g) {
+        return Err(super::value::unsupported(&format!(
+            "{upper} with oriented => TRUE of a clockwise ring (a polygon larger than a hemisphere)"
+        )));
+    }
+    let g = normalized(g);
+    if let Err(e) = super::value::validate(&g) {
+        if o.make_valid {
+            return Err(super::value::unsupported(&format!(
+                "{upper} with make_valid => TRUE of an invalid geography ({e}): bigq-emulator does not repair geographies"
+            )));
+        }
+        return Err(fail(n, &e));
+    }
+    Ok(Out::Geo(g))
+}
+
+/// `ST_GEOGFROMTEXT(wkt[, oriented][, planar][, make_valid])`.
+pub(super) fn st_geogfromtext(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let Arg::Text(t) = &a[0] else {
+        return Err(exec(format!("{n}: text")));
+    };
+    let o = options(n, &a[1..], &["oriented", "planar", "make_valid"])?;
+    let g = wkt::Wkt::<f64>::from_str(t.trim())
+        .map_err(|e| format!("Invalid WKT {t:?}: {e}"))
+        .and_then(|w| super::value::as_given(&w));
+    read_checked(n, g, &o)
+}
+
+/// `ST_GEOGFROM`: BYTES as WKB; text as GeoJSON (an object), hexadecimal WKB or WKT.
+pub(super) fn st_geogfrom(n: &str, a: &[Arg]) -> DfResult<Out> {
+    match &a[0] {
+        Arg::Bytes(_) => st_geogfromwkb(n, &a[..1]),
+        Arg::Text(t) => {
+            let text = t.trim();
+            if text.starts_with('{') {
+                st_geogfromgeojson(n, a)
+            } else if !text.is_empty() && text.bytes().all(|c| c.is_ascii_hexdigit()) {
+                st_geogfromwkb(n, &[Arg::Text(text.to_string())])
+            } else {
+                st_geogfromtext(n, &a[..1])
+            }
+        }
+        _ => Err(exec(format!("{n}: text or bytes"))),
+    }
+}
+
+/// `ST_GEOGPOINTFROMGEOHASH`: the centre of the geohash's cell.
+pub(super) fn st_geogpointfromgeohash(n: &str, a: &[Arg]) -> DfResult<Out> {
+    let Arg::Text(t) = &a[0] else {
+        return Err(exec(format!("{n}: text")));
+    };
+    let (c, _, _) =
+        geohash::decode(t).map_err(|e| fail(n, &format!("invalid geohash {t:?}: {e}")))?;
+    Ok(Out::Geo(super::value::point(c)))
 }
 
 #[cfg(test)]

@@ -151,6 +151,10 @@ pub(super) enum Arg {
 
 /// One row's result.
 pub(super) enum Out {
+    /// NULL, where BigQuery's function has no value (`ST_AZIMUTH` of one point twice).
+    Null,
+    /// Text that is not a geography (`ST_GEOHASH`).
+    Text(String),
     Geo(Geo),
     Float(f64),
     Bool(bool),
@@ -260,6 +264,7 @@ impl ScalarUDFImpl for GeoFn {
         let out: ArrayRef = match &self.ret {
             DataType::Utf8 => Arc::new(StringArray::from_iter(outs.into_iter().map(|o| match o {
                 Some(Out::Geo(g)) => Some(g.wkt()),
+                Some(Out::Text(t)) => Some(t),
                 _ => None,
             }))),
             DataType::Float64 => {

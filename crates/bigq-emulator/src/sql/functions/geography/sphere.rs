@@ -167,3 +167,21 @@ pub(super) fn place_in_polygon(p: V3, rings: &[Vec<V3>]) -> Place {
         Place::Inside
     }
 }
+
+/// The signed area of a ring on the unit sphere: positive when it runs counterclockwise
+/// around the region on its left (the sum of the signed areas of the triangles fanned from
+/// its first vertex).
+pub(super) fn signed_ring_area(ring: &[Coord]) -> f64 {
+    let v = closed(ring);
+    if v.len() < 4 {
+        return 0.0;
+    }
+    let o = v[0];
+    v[1..]
+        .windows(2)
+        .map(|w| {
+            let (b, c) = (w[0], w[1]);
+            2.0 * dot(o, cross(b, c)).atan2(1.0 + dot(o, b) + dot(b, c) + dot(c, o))
+        })
+        .sum()
+}

@@ -77,6 +77,11 @@ pub(super) fn rings(p: &Polygon) -> Vec<Vec<Coord>> {
 /// The geography of a geometry read by `wkt` or `wkb`: empty points are left out of
 /// multipoints and collections, and an empty whole is the empty collection.
 pub(super) fn from_traits<G: GeometryTrait<T = f64>>(g: &G) -> Result<Geo, String> {
+    as_given(g).map(normalized)
+}
+
+/// [`from_traits`] with each polygon's rings as the input runs them.
+pub(super) fn as_given<G: GeometryTrait<T = f64>>(g: &G) -> Result<Geo, String> {
     fn coords(l: &impl LineStringTrait<T = f64>) -> Vec<Coord> {
         l.coords().map(|c| Coord { x: c.x(), y: c.y() }).collect()
     }
@@ -103,7 +108,7 @@ pub(super) fn from_traits<G: GeometryTrait<T = f64>>(g: &G) -> Result<Geo, Strin
         }
         GeometryType::GeometryCollection(c) => collection(
             c.geometries()
-                .map(|g| from_traits(&g))
+                .map(|g| as_given(&g))
                 .filter(|g| g.as_ref().map_or(true, |g| !g.is_empty()))
                 .collect::<Result<_, _>>()?,
         ),
@@ -112,6 +117,91 @@ pub(super) fn from_traits<G: GeometryTrait<T = f64>>(g: &G) -> Result<Geo, Strin
         }
     };
     Ok(if g.is_empty() { empty() } else { g })
+}
+
+/// `g` with each polygon ring counterclockwise, as BigQuery keeps a polygon: a ring given
+/// clockwise (its interior, the smaller region, on its right) has its vertices reversed
+/// (`POLYGON((0 0, 0 2, 2 2, 2 0, 0 0))` is `POLYGON((2 0, 2 2, 0 2, 0 0, 2 0))`).
+pub(super) fn normalized(g: Geo) -> Geo {
+    fn ring(r: &LineString) -> LineString {
+        let c = &r.0;
+        let open = match c.split_last() {
+            Some((last, rest)) if c.len() > 1 && last == &c[0] => rest,
+            _ => c.as_slice(),
+        };
+        // On the sphere, so that a ring across the antimeridian is read right.
+        if super::sphere::signed_ring_area(open) >= 0.0 {
+            return r.clone();
+        }
+        let mut v: Vec<Coord> = open.iter().rev().copied().collect();
+        if let Some(first) = v.first().copied() {
+            v.push(first);
+        }
+        LineString(v)
+    }
+    fn polygon(p: &Polygon) -> Polygon {
+        Polygon::new(ring(p.exterior()), p.interiors().iter().map(ring).collect())
+    }
+    match g {
+        Geometry::Polygon(p) => Geometry::Polygon(polygon(&p)),
+        Geometry::MultiPolygon(m) => {
+            Geometry::MultiPolygon(MultiPolygon(m.0.iter().map(polygon).collect()))
+        }
+        Geometry::GeometryCollection(c) => collection(c.0.into_iter().map(normalized).collect()),
+        other => other,
+    }
+}
+
+/// Whether each polygon of `g` is one BigQuery takes: each ring of at least three distinct
+/// vertices, no edge crossing another of its ring or of another ring (a bow tie
+/// `POLYGON((0 -1, 2 1, 2 -1, 0 1, 0 -1))` is refused); the error names the edges.
+pub(super) fn validate(g: &Geo) -> Result<(), String> {
+    use super::sphere::{arcs_cross, closed};
+    fn polygon(p: &Polygon) -> Result<(), String> {
+        let rings: Vec<Vec<super::sphere::V3>> = rings(p).iter().map(|r| closed(r)).collect();
+        for (k, r) in rings.iter().enumerate() {
+            if r.len() < 4 {
+                return Err(format!("Loop {k} has fewer than 3 vertices"));
+            }
+        }
+        let edges: Vec<(usize, usize, super::sphere::V3, super::sphere::V3)> = rings
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| {
+                r.windows(2)
+                    .enumerate()
+                    .map(move |(i, w)| (k, i, w[0], w[1]))
+            })
+            .collect();
+        for (x, &(k1, i, a, b)) in edges.iter().enumerate() {
+            for &(k2, j, c, d) in &edges[x + 1..] {
+                if arcs_cross(a, b, c, d) {
+                    return Err(if k1 == k2 {
+                        format!("Loop {k1} is not valid: Edge {i} crosses edge {j}")
+                    } else {
+                        format!("Loop {k1} edge {i} crosses loop {k2} edge {j}")
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+    match g {
+        Geometry::Polygon(p) => polygon(p),
+        Geometry::MultiPolygon(m) => m.0.iter().try_for_each(polygon),
+        Geometry::GeometryCollection(c) => c.0.iter().try_for_each(validate),
+        _ => Ok(()),
+    }
+}
+
+/// Whether each polygon ring of `g` runs counterclockwise as given (its interior on its left).
+pub(super) fn counterclockwise(g: &Geo) -> bool {
+    match g {
+        Geometry::Polygon(_) | Geometry::MultiPolygon(_) | Geometry::GeometryCollection(_) => {
+            normalized(g.clone()) == *g
+        }
+        _ => true,
+    }
 }
 
 /// `geo_types`' shapes that no GEOGRAPHY text holds (segments, rectangles, triangles) as the
