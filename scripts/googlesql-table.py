@@ -77,22 +77,22 @@ def main():
              f"{count(lambda f: 0 < f[2] < f[1])} some, {count(lambda f: f[0] in no)} are refused "
              f"by name (`Unsupported by bigq-emulator: ...`), and "
              f"{count(lambda f: not f[1] and f[0] not in no)} have no case here (the geography "
-             "functions are checked against the shared recordings instead).", "",
+             "functions among them are checked against the shared recordings instead).", "",
              "| family | functions | supported | partial | failing | refused | no cases | cases passing |",
              "|---|---|---|---|---|---|---|---|"]
     detail = []
     for family, fns in by_family.items():
         sup = [f for f, n, k in fns if n and k == n]
         part = [f for f, n, k in fns if 0 < k < n]
-        failing = [f for f, n, k in fns if n and k == 0]
-        refuse = [f for f, n, k in fns if not n and f in no]
+        failing = [f for f, n, k in fns if n and k == 0 and f not in no]
+        refuse = [f for f, n, k in fns if k == 0 and f in no]
         untested = [f for f, n, k in fns if not n and f not in no]
         n_all = sum(n for _, n, _ in fns)
         k_all = sum(k for _, _, k in fns)
         lines.append(f"| {family} | {len(fns)} | {len(sup)} | {len(part)} | {len(failing)} | "
                      f"{len(refuse)} | {len(untested)} | {k_all}/{n_all} |")
         detail.append(f"- **{family}**: " + ", ".join(
-            f"{f} ({'yes' if n and k == n else f'{k}/{n}' if k else 'no' if n else 'refused' if f in no else 'no cases'})"
+            f"{f} ({'yes' if n and k == n else f'{k}/{n}' if k else 'refused' if f in no else 'no' if n else 'no cases'})"
             for f, n, k in fns))
     lines += ["", "Per function (cases passing; `yes`: all, `no`: none; `refused`: an error that names it):",
               ""] + detail + ["", END]
