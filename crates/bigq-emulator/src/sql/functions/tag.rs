@@ -1,7 +1,7 @@
 //! `bigq_tag_json(v)` and `bigq_tag_geography(v)`: a text value as it is, typed JSON or
 //! GEOGRAPHY. The emulator keeps those types as text tagged in the field's metadata, and
 //! DataFusion's UNNEST gives an element's field without its metadata: the rewrite of an
-//! `UNNEST` of an ARRAY<JSON> or ARRAY<GEOGRAPHY> tags each element again.
+//! `UNNEST` of an `ARRAY<JSON>` or `ARRAY<GEOGRAPHY>` tags each element again.
 
 use std::sync::Arc;
 
