@@ -288,13 +288,25 @@ impl Engine {
             }
             fields.push(planned.and_then(|plan| {
                 let tag = super::tags::element_tag(&plan);
+                let field_tags = super::tags::struct_element_tags(&plan);
                 match plan.schema().field(0).data_type() {
                     DataType::List(item) | DataType::LargeList(item)
                         if range_element(item.data_type()).is_none() =>
                     {
                         match item.data_type() {
                             DataType::Struct(fs) => Some(Element::Struct(
-                                fs.iter().map(|f| f.name().clone()).collect(),
+                                fs.iter()
+                                    .enumerate()
+                                    .map(|(k, f)| {
+                                        let tag = field_tags
+                                            .get(k)
+                                            .cloned()
+                                            .flatten()
+                                            .as_ref()
+                                            .and_then(functions::tag_udf_name);
+                                        (f.name().clone(), tag)
+                                    })
+                                    .collect(),
                             )),
                             _ => tag
                                 .as_ref()

@@ -265,6 +265,18 @@ pub(super) fn conform(batches: &[RecordBatch], target: &SchemaRef) -> BqResult<V
 /// A result's BigQuery schema as a table schema (no NULLABLE mode spelled out).
 pub(super) fn table_schema_of(arrow: &Schema) -> BqResult<Vec<TableFieldSchema>> {
     let mut fields = types::bq_schema_of(arrow)?;
+    let mut seen = std::collections::HashSet::new();
+    let duplicates: Vec<&str> = fields
+        .iter()
+        .filter(|f| !seen.insert(f.name.to_ascii_lowercase()))
+        .map(|f| f.name.as_str())
+        .collect();
+    if !duplicates.is_empty() {
+        return Err(BqError::invalid_query(format!(
+            "Duplicate column names in the result are not supported. Found duplicate(s): {}",
+            duplicates.join(", ")
+        )));
+    }
     fn clear(f: &mut TableFieldSchema) {
         if f.mode == Some(FieldMode::Nullable) {
             f.mode = None;

@@ -74,8 +74,27 @@ pub(super) fn element_tag(plan: &LogicalPlan) -> Option<FieldType> {
     }
 }
 
+/// The types of the fields of the elements of the first column of `plan`, an array of
+/// STRUCTs, where they are tagged text (JSON, GEOGRAPHY).
+pub(super) fn struct_element_tags(plan: &LogicalPlan) -> Vec<Option<FieldType>> {
+    match shapes(plan).into_iter().next() {
+        Some(Shape::List(inner)) => match *inner {
+            Shape::Struct(fields) => fields
+                .into_iter()
+                .map(|f| match f {
+                    Shape::Tagged(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// `schema` (the planned query's) with the JSON and GEOGRAPHY its columns hold tagged.
 pub(super) fn tag_result_schema(plan: &LogicalPlan, schema: &Schema) -> Schema {
+    let schema = &spelled(schema);
     let shapes = shapes(plan);
     if shapes.len() != schema.fields().len() || shapes.iter().all(Shape::is_plain) {
         return schema.clone();
@@ -85,6 +104,23 @@ pub(super) fn tag_result_schema(plan: &LogicalPlan, schema: &Schema) -> Schema {
         .iter()
         .zip(&shapes)
         .map(|(f, s)| apply(f, s))
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// `schema` with each repeated column name spelled as the query wrote it.
+fn spelled(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let name = crate::sql::rewrite::result_name(f.name());
+            if name == f.name() {
+                f.as_ref().clone()
+            } else {
+                f.as_ref().clone().with_name(name)
+            }
+        })
         .collect();
     Schema::new_with_metadata(fields, schema.metadata().clone())
 }
@@ -176,6 +212,31 @@ fn shapes(plan: &LogicalPlan) -> Vec<Shape> {
                 }
                 acc.into_iter().zip(next).map(|(a, b)| a.merge(b)).collect()
             })
+        }
+        LogicalPlan::Unnest(u) => {
+            let input = shapes(&u.input);
+            u.schema
+                .columns()
+                .iter()
+                .zip(&u.dependency_indices)
+                .map(|(out, &i)| {
+                    let mut s = input.get(i).cloned().unwrap_or(Shape::Plain);
+                    // An unnested array's column holds its elements.
+                    if let Some((_, l)) = u
+                        .list_type_columns
+                        .iter()
+                        .find(|(k, l)| *k == i && l.output_column.name == out.name)
+                    {
+                        for _ in 0..l.depth {
+                            s = match s {
+                                Shape::List(inner) => *inner,
+                                other => other,
+                            };
+                        }
+                    }
+                    s
+                })
+                .collect()
         }
         LogicalPlan::Join(j) => {
             let mut out = shapes(&j.left);

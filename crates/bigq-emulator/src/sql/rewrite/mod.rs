@@ -42,5 +42,6 @@ pub(crate) use self::nan::NanOrder;
 pub(crate) use self::operators::TypedOperators;
 pub(crate) use self::pivot::{pivot, pivot_input};
 pub(crate) use self::query::{rewrite_query, rewrite_statement};
+pub(crate) use self::result_names::result_name;
 pub(crate) use self::struct_star::{expand_struct_stars, struct_stars};
 pub(crate) use self::unnest::{Element, anonymous_unnests, expand_struct_unnests, unnest_scopes};

@@ -61,4 +61,44 @@ pub(super) fn name_result_columns(q: &mut Query, cx: &NameContext) {
         let expr = std::mem::replace(e, Expr::value(Value::Null));
         *item = ast::SelectItem::ExprWithAlias { expr, alias };
     }
+    // BigQuery lets two result columns have one name (`SELECT 1 AS a, 2 AS a`); DataFusion
+    // does not: each later one takes an internal name that the result's schema spells back
+    // ([`result_name`]).
+    let mut seen = std::collections::HashSet::new();
+    let mut k = 0;
+    for item in &mut select.projection {
+        let name = match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+            ast::SelectItem::UnnamedExpr(Expr::Identifier(id)) => id.value.clone(),
+            _ => continue,
+        };
+        if seen.insert(name.to_ascii_lowercase()) {
+            continue;
+        }
+        k += 1;
+        let renamed = Ident::with_quote('`', format!("{DUPLICATE}{k}__{name}"));
+        match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => *alias = renamed,
+            ast::SelectItem::UnnamedExpr(e) => {
+                let expr = std::mem::replace(e, Expr::value(Value::Null));
+                *item = ast::SelectItem::ExprWithAlias {
+                    expr,
+                    alias: renamed,
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The start of the internal name of a result column that repeats an earlier one's name.
+const DUPLICATE: &str = "__bigq_duplicate";
+
+/// A result column's name as the query wrote it (an internal name for a repeated name
+/// spelled back).
+pub(crate) fn result_name(name: &str) -> &str {
+    name.strip_prefix(DUPLICATE)
+        .and_then(|rest| rest.split_once("__"))
+        .filter(|(k, _)| !k.is_empty() && k.bytes().all(|c| c.is_ascii_digit()))
+        .map_or(name, |(_, n)| n)
 }

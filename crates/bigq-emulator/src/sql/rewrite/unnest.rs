@@ -336,8 +336,9 @@ pub fn unnest_scopes(q: &mut Query) -> Vec<(String, Vec<ast::TableWithJoins>)> {
 /// What an `UNNEST`'s element is, where the rewrite of it differs from DataFusion's UNNEST.
 #[derive(Clone, Debug)]
 pub enum Element {
-    /// A STRUCT of these fields, which BigQuery makes the UNNEST's columns.
-    Struct(Vec<String>),
+    /// A STRUCT of these fields, which BigQuery makes the UNNEST's columns (each field of
+    /// tagged text with the UDF that tags it again).
+    Struct(Vec<(String, Option<&'static str>)>),
     /// A value of a type the emulator keeps as tagged text (JSON, GEOGRAPHY), which
     /// DataFusion's UNNEST loses: the UDF that tags it again.
     Tagged(&'static str),
@@ -394,12 +395,21 @@ pub fn expand_struct_unnests(q: &mut Query, elements: &[Option<Element>]) -> BqR
                             alias: value.clone(),
                         });
                     }
-                    projection.extend(names.iter().filter(|n| !n.is_empty() && !taken(n)).map(
-                        |n| ast::SelectItem::ExprWithAlias {
-                            expr: call("get_field", vec![column("v"), string(n)]),
-                            alias: Ident::with_quote('`', n),
-                        },
-                    ));
+                    projection.extend(
+                        names
+                            .iter()
+                            .filter(|(n, _)| !n.is_empty() && !taken(n))
+                            .map(|(n, tag)| {
+                                let field = call("get_field", vec![column("v"), string(n)]);
+                                ast::SelectItem::ExprWithAlias {
+                                    expr: match tag {
+                                        Some(udf) => call(udf, vec![field]),
+                                        None => field,
+                                    },
+                                    alias: Ident::with_quote('`', n),
+                                }
+                            }),
+                    );
                 }
                 Element::Tagged(udf) => projection.push(ast::SelectItem::ExprWithAlias {
                     expr: call(udf, vec![column("v")]),

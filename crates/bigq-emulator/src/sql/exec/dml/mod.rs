@@ -88,6 +88,14 @@ impl Engine {
                         *lit &= is_literal(e);
                     }
                 }
+                let rows: Vec<Vec<ast::Expr>> = values
+                    .rows
+                    .iter()
+                    .map(|r| r.iter().cloned().collect())
+                    .collect();
+                if mixes_null_with_tagged(&rows) {
+                    *source.body = union_of_rows(&rows)?;
+                }
                 Some(literal)
             }
             _ => None,
@@ -660,4 +668,51 @@ impl CatalogProviderList for WithTarget {
         }
         self.inner.catalog(name)
     }
+}
+
+/// Whether a column of VALUES rows holds a bare NULL in one row and a call in another
+/// (`(1, JSON '1'), (2, NULL)`): DataFusion's VALUES refuses a column whose values' fields
+/// differ in metadata, as a JSON or GEOGRAPHY value's does from NULL's.
+fn mixes_null_with_tagged(rows: &[Vec<ast::Expr>]) -> bool {
+    let width = rows.first().map_or(0, Vec::len);
+    (0..width).any(|k| {
+        let null =
+            |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null));
+        rows.iter().any(|r| r.get(k).is_some_and(null))
+            && rows
+                .iter()
+                .any(|r| r.get(k).is_some_and(|e| !null(e) && !is_literal(e)))
+    })
+}
+
+/// VALUES rows as `SELECT .. UNION ALL SELECT ..`, whose columns take each row's type.
+fn union_of_rows(rows: &[Vec<ast::Expr>]) -> BqResult<ast::SetExpr> {
+    let template = match crate::sql::parse::parse("SELECT 1")?.pop() {
+        Some(Statement::Query(q)) => q.body,
+        _ => return Err(BqError::internal("SELECT template")),
+    };
+    let select = |row: &Vec<ast::Expr>| {
+        let mut body = template.clone();
+        if let ast::SetExpr::Select(s) = body.as_mut() {
+            s.projection = row
+                .iter()
+                .cloned()
+                .map(ast::SelectItem::UnnamedExpr)
+                .collect();
+        }
+        body
+    };
+    let mut rows = rows.iter();
+    let first = rows
+        .next()
+        .map(select)
+        .ok_or_else(|| BqError::invalid_query("VALUES without rows"))?;
+    Ok(*rows.fold(first, |left, row| {
+        Box::new(ast::SetExpr::SetOperation {
+            op: ast::SetOperator::Union,
+            set_quantifier: ast::SetQuantifier::All,
+            left,
+            right: select(row),
+        })
+    }))
 }
