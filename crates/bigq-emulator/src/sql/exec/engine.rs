@@ -90,7 +90,10 @@ impl Engine {
             .with_catalog_list(catalog.provider())
             .build();
         // The JSON operators are planned before DataFusion's struct and array access.
-        let mut planners: Vec<Arc<dyn ExprPlanner>> = vec![Arc::new(functions::JsonPlanner)];
+        let mut planners: Vec<Arc<dyn ExprPlanner>> = vec![
+            Arc::new(functions::JsonPlanner),
+            Arc::new(functions::IntervalPlanner),
+        ];
         planners.extend(state.expr_planners().iter().cloned());
         let state = SessionStateBuilder::new_from_existing(state)
             .with_expr_planners(planners)

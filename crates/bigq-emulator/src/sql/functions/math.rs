@@ -419,6 +419,13 @@ impl ScalarUDFImpl for Arithmetic {
         if types.len() != arity {
             return plan_err!("{} takes {arity} arguments", self.op.symbol());
         }
+        // INTERVAL / INT64.
+        if self.op == Op::Div
+            && matches!(types[0], DataType::Interval(_))
+            && (types[1].is_integer() || types[1] == DataType::Null)
+        {
+            return Ok(vec![types[0].clone(), DataType::Int64]);
+        }
         let Some(mut t) = supertype(types) else {
             return plan_err!(
                 "No matching signature for operator {} for argument types: {}",
@@ -446,6 +453,14 @@ impl ScalarUDFImpl for Arithmetic {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        if self.op == Op::Div
+            && args
+                .arg_fields
+                .first()
+                .is_some_and(|f| matches!(f.data_type(), DataType::Interval(_)))
+        {
+            return super::interval_ops::interval_arithmetic_udf(true).invoke_with_args(args);
+        }
         let t = args.return_field.data_type().clone();
         let (arrays, scalar) = arrays(&args.args, args.number_rows)?;
         let xs = read(&arrays[0])?;

@@ -32,6 +32,7 @@ mod datetime;
 mod geography;
 mod hash;
 mod interval;
+mod interval_ops;
 mod json;
 pub(crate) mod math;
 mod net;
@@ -78,6 +79,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         geography::FUNCTIONS,
         hash::FUNCTIONS,
         interval::FUNCTIONS,
+        interval_ops::FUNCTIONS,
         json::FUNCTIONS,
         math::FUNCTIONS,
         net::FUNCTIONS,
@@ -102,6 +104,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
 pub(crate) use cast_int::{cast_int64_udf, casts_to_int64};
 pub(crate) use date::bigq_date_in_range;
 pub(crate) use interval::{bigq_datetime_minus, interval_of_count, is_datetime_minus};
+pub(crate) use interval_ops::{IntervalPlanner, cast_interval_udf};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use numeric_text::{cast_decimal_udf, casts_to_decimal};

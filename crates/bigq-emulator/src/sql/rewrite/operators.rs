@@ -19,8 +19,8 @@ use crate::sql::ast::{binary, call, function_args, function_name, number};
 use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
 use crate::sql::functions::{
-    bigq_date_in_range, bigq_datetime_minus, cast_decimal_udf, cast_int64_udf, cast_string_udf,
-    casts_to_decimal, casts_to_int64, casts_to_string, is_datetime_minus,
+    bigq_date_in_range, bigq_datetime_minus, cast_decimal_udf, cast_int64_udf, cast_interval_udf,
+    cast_string_udf, casts_to_decimal, casts_to_int64, casts_to_string, is_datetime_minus,
 };
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
@@ -279,6 +279,21 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
             if *field.data_type() == DataType::Int64 && casts_to_int64(&expr.get_type(schema)?) =>
         {
             let call = ScalarFunction::new_udf(cast_int64_udf(true), vec![*expr]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        // CAST(s AS INTERVAL) reads BigQuery's interval text and ISO 8601 durations.
+        DfExpr::Cast(Cast { expr, field })
+            if matches!(field.data_type(), DataType::Interval(_))
+                && is_string(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_interval_udf(false), vec![*expr]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        DfExpr::TryCast(TryCast { expr, field })
+            if matches!(field.data_type(), DataType::Interval(_))
+                && is_string(&expr.get_type(schema)?) =>
+        {
+            let call = ScalarFunction::new_udf(cast_interval_udf(true), vec![*expr]);
             Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
         }
         // CAST(s AS NUMERIC) of a string reads exponents and names BigQuery's type when
