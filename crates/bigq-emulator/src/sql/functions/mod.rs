@@ -111,6 +111,7 @@ pub(crate) use numeric_text::{cast_decimal_udf, casts_to_decimal};
 pub(crate) use row::bq_type_name;
 pub(crate) use string::{cast_string_udf, casts_to_string};
 pub(crate) use tag::tag_udf_name;
+pub(crate) use timestamp::civil_cast_udf;
 
 /// Adds every UDF of [`FUNCTIONS`] to the session.
 pub(crate) fn register(ctx: &SessionContext) {

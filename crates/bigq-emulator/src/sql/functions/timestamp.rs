@@ -147,6 +147,21 @@ row_udfs! {
     parse_timestamp = "parse_timestamp", ops::parse_type, ops::parse_value;
 }
 
+/// The UDF that reads a string as BigQuery reads the text of a value of `to` (DATE,
+/// DATETIME, TIME or TIMESTAMP), for `CAST(s AS type)`; `None` for another type.
+pub(crate) fn civil_cast_udf(
+    to: &datafusion::arrow::datatypes::DataType,
+) -> Option<datafusion::logical_expr::ScalarUDF> {
+    use datafusion::arrow::datatypes::DataType;
+    Some(match to {
+        DataType::Date32 => date_literal(),
+        DataType::Timestamp(_, None) => datetime_literal(),
+        DataType::Timestamp(_, Some(_)) => timestamp_literal(),
+        DataType::Time64(_) | DataType::Time32(_) => time_literal(),
+        _ => return None,
+    })
+}
+
 /// `DATE '...'` and the other temporal literals as the `bigq_*_literal` UDF of the text;
 /// `None` for any other typed literal.
 pub(crate) fn typed_literal(ts: &ast::TypedString) -> Option<Expr> {

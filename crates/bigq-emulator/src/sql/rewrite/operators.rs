@@ -20,7 +20,8 @@ use crate::sql::functions::math::{Op, operator_udf, supertype};
 use crate::sql::functions::safe;
 use crate::sql::functions::{
     bigq_date_in_range, bigq_datetime_minus, cast_decimal_udf, cast_int64_udf, cast_interval_udf,
-    cast_string_udf, casts_to_decimal, casts_to_int64, casts_to_string, is_datetime_minus,
+    cast_string_udf, casts_to_decimal, casts_to_int64, casts_to_string, civil_cast_udf,
+    is_datetime_minus,
 };
 
 /// `x + INTERVAL ...` or `x - INTERVAL ...` as the UDF that types it as BigQuery does
@@ -280,6 +281,33 @@ fn typed_operator(e: DfExpr, schema: &DFSchema) -> DfResult<Transformed<DfExpr>>
         {
             let call = ScalarFunction::new_udf(cast_int64_udf(true), vec![*expr]);
             Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        // CAST(s AS DATE), DATETIME, TIME and TIMESTAMP read the text as BigQuery's
+        // literals are read (one-digit parts, zones by name, at most microseconds), where
+        // Arrow's parser differs.
+        DfExpr::Cast(Cast { expr, field })
+            if is_string(&expr.get_type(schema)?)
+                && civil_cast_udf(field.data_type()).is_some() =>
+        {
+            let Some(udf) = civil_cast_udf(field.data_type()) else {
+                return Ok(Transformed::no(DfExpr::Cast(Cast { expr, field })));
+            };
+            let call = ScalarFunction::new_udf(Arc::new(udf), vec![*expr]);
+            Ok(Transformed::yes(DfExpr::ScalarFunction(call)))
+        }
+        DfExpr::TryCast(TryCast { expr, field })
+            if is_string(&expr.get_type(schema)?)
+                && civil_cast_udf(field.data_type()).is_some() =>
+        {
+            let Some(udf) = civil_cast_udf(field.data_type()) else {
+                return Ok(Transformed::no(DfExpr::TryCast(TryCast { expr, field })));
+            };
+            let read = udf.return_type(&[DataType::Utf8])?;
+            let call = DfExpr::ScalarFunction(ScalarFunction::new_udf(
+                safe::wrap(Arc::new(udf)),
+                vec![*expr],
+            ));
+            Ok(Transformed::yes(cast_to(call, &read, field.data_type())))
         }
         // CAST(s AS INTERVAL) reads BigQuery's interval text and ISO 8601 durations.
         DfExpr::Cast(Cast { expr, field })

@@ -107,6 +107,17 @@ pub(crate) fn literal(name: &str, args: &[V]) -> DfResult<V> {
     };
     let kind = kind(name);
     let bad = || err(format!("Invalid {kind} literal: \"{s}\""));
+    // Microseconds at most: a seventh digit of a second is an error, not dropped.
+    if let Some(i) = s.find(':')
+        && let Some(dot) = s[i..].find('.')
+        && s[i + dot + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count()
+            > 6
+    {
+        return Err(bad());
+    }
     let date_ok = |d: NaiveDate| in_range(d);
     Ok(match kind {
         "DATE" => match parse_text(s) {
