@@ -154,8 +154,9 @@ pub(super) fn normalize(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
 pub(super) fn normalize_and_casefold(_: &Call, a: &[ScalarValue]) -> DfResult<ScalarValue> {
     let s = text(&a[0]).unwrap_or_default();
     let mode = text(&a[1]).unwrap_or("NFC");
-    // Case folding as full lower-casing, then the normal form.
-    let folded = normalized("NORMALIZE_AND_CASEFOLD", s, mode)?.to_lowercase();
+    // Unicode's full case folding (`ß` is `ss`), with the `caseless` crate, between the
+    // normal forms.
+    let folded = caseless::default_case_fold_str(&normalized("NORMALIZE_AND_CASEFOLD", s, mode)?);
     Ok(string_value(normalized(
         "NORMALIZE_AND_CASEFOLD",
         &folded,
