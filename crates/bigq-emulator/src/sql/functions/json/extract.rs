@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::args::{Args, Cell};
 use super::path::{self, Syntax};
+use super::text_path;
 use super::value::{self, WideNumbers};
 
 /// `JSON 'text'`.
@@ -49,16 +50,34 @@ fn found(a: &Args, row: usize, syntax: Syntax) -> Result<Option<Value>, String> 
         return Ok(None);
     };
     let p = path::parse(a.function, p, syntax)?;
-    let v = if a.is_json(0) {
-        a.json(0, row)?
-    } else {
-        a.text(0, row).and_then(value::parse_lenient)
+    if a.is_json(0) {
+        return Ok(a.json(0, row)?.and_then(|v| path::get(&v, &p).cloned()));
+    }
+    // A JSON-formatted STRING is read only as far as the value found.
+    Ok(a.text(0, row)
+        .and_then(|t| text_path::find(t, &p))
+        .and_then(value::parse_lenient))
+}
+
+/// The text of the value argument 0 (a JSON-formatted STRING) has at the path of argument 1,
+/// as written there.
+fn found_text<'a>(a: &'a Args, row: usize, syntax: Syntax) -> Result<Option<&'a str>, String> {
+    let Some(p) = a.text(1, row) else {
+        return Ok(None);
     };
-    Ok(v.and_then(|v| path::get(&v, &p).cloned()))
+    let p = path::parse(a.function, p, syntax)?;
+    Ok(a.text(0, row).and_then(|t| text_path::find(t, &p)))
 }
 
 /// `JSON_QUERY` / `JSON_EXTRACT`.
 pub(super) fn query(a: &Args, row: usize, syntax: Syntax) -> Result<Cell, String> {
+    if !a.is_json(0) {
+        // The text found, as written (a member named twice in it stays twice).
+        return Ok(match found_text(a, row, syntax)? {
+            Some(t) if t != "null" => Cell::Text(text_path::compact(t)),
+            _ => Cell::Null,
+        });
+    }
     Ok(match found(a, row, syntax)? {
         Some(Value::Null) if !a.is_json(0) => Cell::Null,
         Some(v) => Cell::Text(value::to_text(&v)),

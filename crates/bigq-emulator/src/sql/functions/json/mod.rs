@@ -17,6 +17,7 @@ mod extract;
 mod mutate;
 mod path;
 pub(crate) mod planner;
+mod text_path;
 mod value;
 
 use std::sync::Arc;
