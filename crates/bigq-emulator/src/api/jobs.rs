@@ -151,6 +151,7 @@ fn engine_request(
             default_dataset,
             temp: None,
             vars: Default::default(),
+            ..Default::default()
         },
         params: Params::from_json(cfg.get("queryParameters"))?,
         dry_run,
@@ -162,6 +163,8 @@ fn engine_request(
     .and_then(|mut req| {
         if let Some((id, scope)) = session(s, project, cfg)? {
             req.names.vars = scope.vars.clone();
+            req.names.routines = scope.routines.clone();
+            req.names.transaction = scope.transaction.clone();
             req.names.temp = Some(scope);
             req.session_id = Some(id);
         }

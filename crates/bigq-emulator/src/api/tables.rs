@@ -107,6 +107,7 @@ pub async fn insert(s: &AppState, t: &TableRef, spec: TableSpec) -> Result<Arc<T
                     default_dataset: None,
                     temp: None,
                     vars: Default::default(),
+                    ..Default::default()
                 },
                 dry_run: true,
                 ..Default::default()

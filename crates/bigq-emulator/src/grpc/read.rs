@@ -323,6 +323,7 @@ async fn restrict(t: &TableRef, table: &Table, restriction: &str) -> BqResult<Ve
             default_dataset: None,
             temp: None,
             vars: Default::default(),
+            ..Default::default()
         },
         ..Default::default()
     };

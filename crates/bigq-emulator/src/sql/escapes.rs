@@ -13,13 +13,18 @@ use crate::error::{BqError, BqResult};
 
 /// Unescapes every quoted STRING literal of `statements` in place.
 pub(crate) fn unescape_literals(statements: &mut [Statement]) -> BqResult<()> {
-    let mut v = Unescaper;
     for s in statements {
-        if let ControlFlow::Break(e) = s.visit(&mut v) {
-            return Err(e);
-        }
+        unescape_in(s)?;
     }
     Ok(())
+}
+
+/// Unescapes every quoted STRING literal of one statement or expression in place.
+pub(crate) fn unescape_in(node: &mut impl VisitMut) -> BqResult<()> {
+    match node.visit(&mut Unescaper) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
 }
 
 struct Unescaper;

@@ -1,4 +1,5 @@
-//! GoogleSQL on DataFusion: text parsed in BigQuery's dialect (`parse`), names resolved
+//! GoogleSQL on DataFusion: text parsed in BigQuery's dialect (`parse`, with the procedural
+//! language's blocks in `script`), names resolved
 //! (`names`), the AST rewritten into SQL DataFusion plans (`rewrite`, with `ast` to build
 //! nodes), BigQuery's functions DataFusion lacks (`functions`), statements run on the
 //! catalog (`exec`); BigQuery's types and Arrow's (`types`), query parameters (`params`) and
@@ -13,5 +14,7 @@ pub(crate) mod names;
 pub(crate) mod params;
 pub(crate) mod parse;
 pub(crate) mod rewrite;
+pub(crate) mod routines;
+pub(crate) mod script;
 pub(crate) mod types;
 pub(crate) mod values;

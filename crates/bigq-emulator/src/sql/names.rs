@@ -19,7 +19,19 @@ pub struct NameContext {
     pub temp: Option<TempScope>,
     /// The script's (or session's) variables, by lower-case name, as literals.
     pub vars: Vars,
+    /// The script's (or session's) temporary SQL functions.
+    pub routines: crate::sql::routines::Routines,
+    /// The script's (or session's) open transaction.
+    pub transaction: Transaction,
 }
+
+/// A script's or session's open transaction: the project's tables as they were when it
+/// began (`ROLLBACK` puts them back).
+pub type Transaction = std::sync::Arc<
+    std::sync::Mutex<
+        Option<std::collections::HashMap<TableRef, std::sync::Arc<crate::catalog::Table>>>,
+    >,
+>;
 
 /// Script variables (`DECLARE`, `SET`), by lower-case name, each as the literal of its value.
 pub type Vars = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Expr>>>;
@@ -38,6 +50,10 @@ pub struct TempScope {
     tables: std::sync::Arc<std::sync::Mutex<HashSet<String>>>,
     /// The session's variables.
     pub vars: Vars,
+    /// The session's temporary SQL functions.
+    pub routines: crate::sql::routines::Routines,
+    /// The session's open transaction.
+    pub transaction: Transaction,
 }
 
 impl TempScope {
@@ -49,6 +65,8 @@ impl TempScope {
             dataset: format!("{TEMP_DATASET_PREFIX}{}", uuid::Uuid::new_v4().simple()),
             tables: Default::default(),
             vars: Default::default(),
+            routines: Default::default(),
+            transaction: Default::default(),
         }
     }
 

@@ -144,7 +144,7 @@ fn sql_type(t: &DataType) -> Option<ast::DataType> {
     Some(match t {
         DataType::Int64 => D::BigInt(None),
         DataType::Float64 => D::Double(ast::ExactNumberInfo::None),
-        DataType::Utf8 => D::Varchar(None),
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => D::Varchar(None),
         DataType::Boolean => D::Boolean,
         DataType::Binary => D::Bytea,
         DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => D::Decimal(
@@ -199,7 +199,9 @@ pub fn to_sql_expr(v: &ScalarValue) -> BqResult<ast::Expr> {
     Ok(match v {
         ScalarValue::Int64(Some(n)) => lit(ast::Value::Number(n.to_string(), false)),
         ScalarValue::Boolean(Some(b)) => lit(ast::Value::Boolean(*b)),
-        ScalarValue::Utf8(Some(s)) => lit(ast::Value::SingleQuotedString(s.clone())),
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)) => lit(ast::Value::SingleQuotedString(s.clone())),
         ScalarValue::Binary(Some(b)) => {
             let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
             lit(ast::Value::HexStringLiteral(hex))

@@ -10,37 +10,68 @@ use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
 use crate::error::{BqError, BqResult};
 use crate::sql::dialect::GoogleSql;
+use crate::sql::escapes::unescape_in;
 use crate::sql::rewrite::range::pre_parse;
 use crate::sql::rewrite::{set_options, table_name, typed_arrays, unpivot_labels};
+use crate::sql::script::{Node, Part};
 
-/// Parses GoogleSQL (one statement or a script).
+/// Parses GoogleSQL statements (a script of them, without the procedural language's
+/// blocks).
 pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
-    let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
-    let sql = typed_arrays::pre_parse(&sql);
-    let sql = table_name::pre_parse(&sql);
-    let sql = unpivot_labels::pre_parse(&sql);
-    let mut statements = match parse_raw(&sql) {
-        Ok(statements) => statements,
-        Err(e) => set_options::pre_parse(&sql)
-            .and_then(|retry| parse_raw(&retry).ok())
-            .ok_or_else(|| {
-                BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e)))
-            })?,
-    };
+    let mut statements = parse_with(sql, |p| p.parse_statements())?;
     crate::sql::escapes::unescape_literals(&mut statements)?;
     Ok(statements)
 }
 
+/// Parses a GoogleSQL script: statements inside the procedural language's blocks.
+pub fn parse_script(sql: &str) -> BqResult<Vec<Node>> {
+    let mut nodes = parse_with(sql, crate::sql::script::parse_script)?;
+    let mut failed = None;
+    for n in &mut nodes {
+        n.visit_parts(&mut |part| {
+            let r = match part {
+                Part::Statement(s) => unescape_in(s),
+                Part::Expr(e) => unescape_in(e),
+                Part::Query(q) => unescape_in(q),
+            };
+            if let Err(e) = r {
+                failed.get_or_insert(e);
+            }
+        });
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(nodes),
+    }
+}
+
+/// The text rewritten as sqlparser must see it, then read by `read`.
+fn parse_with<T>(sql: &str, read: impl Fn(&mut Parser) -> Result<T, ParserError>) -> BqResult<T> {
+    let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
+    let sql = typed_arrays::pre_parse(&sql);
+    let sql = table_name::pre_parse(&sql);
+    let sql = unpivot_labels::pre_parse(&sql);
+    match parse_raw(&sql, &read) {
+        Ok(parsed) => Ok(parsed),
+        Err(e) => set_options::pre_parse(&sql)
+            .and_then(|retry| parse_raw(&retry, &read).ok())
+            .ok_or_else(|| {
+                BqError::invalid_query(format!("Syntax error: {}", clean_parser_error(&e)))
+            }),
+    }
+}
+
 /// Parses with string literals kept as written (their escapes are read by
 /// [`crate::sql::escapes`], as GoogleSQL reads them).
-fn parse_raw(sql: &str) -> Result<Vec<ast::Statement>, ParserError> {
+fn parse_raw<T>(
+    sql: &str,
+    read: &impl Fn(&mut Parser) -> Result<T, ParserError>,
+) -> Result<T, ParserError> {
     let dialect = GoogleSql::default();
     let tokens = Tokenizer::new(&dialect, sql)
         .with_unescape(false)
         .tokenize_with_location()?;
-    Parser::new(&dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements()
+    read(&mut Parser::new(&dialect).with_tokens_with_locations(tokens))
 }
 
 fn clean_parser_error(e: &ParserError) -> String {

@@ -8,7 +8,9 @@ use super::engine::Engine;
 use super::output::{QueryOutput, QueryRequest, df_err};
 use crate::error::{BqError, BqResult};
 use crate::sql::names::TempScope;
-use crate::sql::parse::parse;
+use crate::sql::parse::parse_script;
+use crate::sql::routines::SqlFunction;
+use crate::sql::script::{LoopKind, Node, Part};
 use crate::sql::types;
 
 /// Deletes a script's hidden dataset of temporary tables when dropped.
@@ -27,6 +29,31 @@ impl Drop for DropTemp<'_> {
     }
 }
 
+/// What a script's run carries from statement to statement.
+#[derive(Default)]
+struct Run {
+    /// The last statement's result: the script's.
+    last: Option<QueryOutput>,
+    /// The text of the statement that failed, for `@@error.statement_text`.
+    failed_statement: Option<String>,
+    /// The errors whose handlers are running (innermost last), for a bare `RAISE`.
+    handling: Vec<BqError>,
+}
+
+/// How a block ended.
+enum Flow {
+    Next,
+    Break(Option<String>),
+    Continue(Option<String>),
+    Return,
+}
+
+/// Sets a system variable (`@@error.message`, `@@row_count`) of the script.
+fn set_system(req: &QueryRequest, name: &str, value: ast::Value) {
+    let mut vars = req.names.vars.lock().unwrap_or_else(|e| e.into_inner());
+    vars.insert(name.to_string(), ast::Expr::value(value));
+}
+
 impl Engine {
     /// Runs a query or script; a script answers with its last statement's result.
     pub async fn execute(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
@@ -42,21 +69,24 @@ impl Engine {
     }
 
     async fn execute_script(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
-        let stmts = parse(&req.sql)?;
-        if stmts.is_empty() {
+        let mut nodes = parse_script(&req.sql)?;
+        if nodes.is_empty() {
             return Err(BqError::invalid_query(
                 "Syntax error: Unexpected end of script",
             ));
         }
-        let n = stmts.len();
+        let plain = nodes.len() == 1 && matches!(nodes[0], Node::Statement(_));
         // A script outside a session keeps its temporary tables in a hidden dataset of its
         // own, dropped when it ends.
-        let script_temp = (req.names.temp.is_none()
-            && n > 1
-            && stmts
-                .iter()
-                .any(|s| matches!(s, Statement::CreateTable(ct) if ct.temporary)))
-        .then(|| TempScope::new(&req.names.project));
+        let mut makes_temp = false;
+        for n in &mut nodes {
+            n.visit_parts(&mut |part| {
+                makes_temp |=
+                    matches!(part, Part::Statement(Statement::CreateTable(ct)) if ct.temporary)
+            });
+        }
+        let script_temp = (req.names.temp.is_none() && !plain && makes_temp)
+            .then(|| TempScope::new(&req.names.project));
         let scoped;
         let req = match &script_temp {
             Some(scope) => {
@@ -72,28 +102,234 @@ impl Engine {
             catalog: &self.catalog,
             scope,
         });
-        let mut last = None;
-        let mut failed = None;
-        for stmt in stmts {
-            match self.statement(stmt, req).await {
-                Ok(out) => last = Some(out),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
+        let mut run = Run::default();
+        let flow = self.block(&nodes, req, &mut run).await;
+        // A transaction still open when a script (not a session) ends is rolled back, as
+        // when the script fails inside one.
+        if req.session_id.is_none() || flow.is_err() {
+            self.end_transaction(req, false)?;
         }
         drop(_cleanup);
-        if let Some(e) = failed {
-            return Err(e);
+        match flow? {
+            Flow::Next | Flow::Return => {}
+            Flow::Break(_) => {
+                return Err(BqError::invalid_query(
+                    "BREAK is only allowed inside a loop",
+                ));
+            }
+            Flow::Continue(_) => {
+                return Err(BqError::invalid_query(
+                    "CONTINUE is only allowed inside a loop",
+                ));
+            }
         }
-        let mut out = last.unwrap_or_else(|| QueryOutput::empty("SCRIPT"));
-        if n > 1 {
+        let mut out = run.last.unwrap_or_else(|| QueryOutput::empty("SCRIPT"));
+        if !plain {
             out.statement_type = "SCRIPT";
             out.dml = None;
             out.ddl = None;
         }
         Ok(out)
+    }
+
+    /// Runs the nodes of a block in order, until one ends the block (an error, `BREAK`,
+    /// `CONTINUE`, `RETURN`).
+    fn block<'a>(
+        &'a self,
+        nodes: &'a [Node],
+        req: &'a QueryRequest,
+        run: &'a mut Run,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = BqResult<Flow>> + Send + 'a>> {
+        Box::pin(async move {
+            for n in nodes {
+                let flow = self.node(n, req, run).await?;
+                if !matches!(flow, Flow::Next) {
+                    return Ok(flow);
+                }
+            }
+            Ok(Flow::Next)
+        })
+    }
+
+    async fn node(&self, n: &Node, req: &QueryRequest, run: &mut Run) -> BqResult<Flow> {
+        match n {
+            Node::Statement(s) => {
+                let out = match s.as_ref() {
+                    Statement::StartTransaction { .. } => self.begin_transaction(req)?,
+                    Statement::Commit { .. } => {
+                        self.end_transaction(req, true)?;
+                        QueryOutput::empty("COMMIT_TRANSACTION")
+                    }
+                    Statement::Rollback { .. } => {
+                        if !self.end_transaction(req, false)? {
+                            return Err(BqError::invalid_query(
+                                "ROLLBACK TRANSACTION is only allowed inside a transaction",
+                            ));
+                        }
+                        QueryOutput::empty("ROLLBACK_TRANSACTION")
+                    }
+                    _ => self.statement((**s).clone(), req).await.inspect_err(|_| {
+                        run.failed_statement = Some(s.to_string());
+                    })?,
+                };
+                if let Some(dml) = out.dml {
+                    set_system(
+                        req,
+                        "@@row_count",
+                        ast::Value::Number(dml.affected().to_string(), false),
+                    );
+                }
+                run.last = Some(out);
+                Ok(Flow::Next)
+            }
+            Node::If {
+                branches,
+                otherwise,
+            } => {
+                for (cond, body) in branches {
+                    if self.condition(cond, "IF", req).await? {
+                        return self.block(body, req, run).await;
+                    }
+                }
+                self.block(otherwise, req, run).await
+            }
+            Node::Loop { label, kind, body } => self.run_loop(label, kind, body, req, run).await,
+            Node::Block {
+                label,
+                body,
+                handler,
+            } => {
+                let result = self.block(body, req, run).await;
+                let flow = match (result, handler) {
+                    (Ok(flow), _) => flow,
+                    (Err(e), Some(handler)) if e.reason != "stopped" => {
+                        let statement = run.failed_statement.take().unwrap_or_default();
+                        set_system(
+                            req,
+                            "@@error.message",
+                            ast::Value::SingleQuotedString(e.message.clone()),
+                        );
+                        set_system(
+                            req,
+                            "@@error.statement_text",
+                            ast::Value::SingleQuotedString(statement),
+                        );
+                        set_system(req, "@@error.stack_trace", ast::Value::Null);
+                        set_system(
+                            req,
+                            "@@error.formatted_stack_trace",
+                            ast::Value::SingleQuotedString(e.message.clone()),
+                        );
+                        run.handling.push(e);
+                        let flow = self.block(handler, req, run).await;
+                        run.handling.pop();
+                        flow?
+                    }
+                    (Err(e), _) => return Err(e),
+                };
+                Ok(match flow {
+                    Flow::Break(Some(l))
+                        if label.as_ref().is_some_and(|b| b.eq_ignore_ascii_case(&l)) =>
+                    {
+                        Flow::Next
+                    }
+                    other => other,
+                })
+            }
+            Node::Break(l) => Ok(Flow::Break(l.clone())),
+            Node::Continue(l) => Ok(Flow::Continue(l.clone())),
+            Node::Return => Ok(Flow::Return),
+            Node::Raise(None) => Err(run.handling.last().cloned().ok_or_else(|| {
+                BqError::invalid_query(
+                    "RAISE without a message is only allowed inside an exception handler",
+                )
+            })?),
+            Node::Raise(Some(message)) => {
+                let v = self.evaluate(message.clone(), req).await?;
+                let text = match v {
+                    datafusion::common::ScalarValue::Utf8(Some(s)) => s,
+                    datafusion::common::ScalarValue::Utf8(None) => String::new(),
+                    other => other.to_string(),
+                };
+                Err(BqError::invalid_query(text))
+            }
+        }
+    }
+
+    /// One loop, to its end or until a `BREAK` (of it, or of an enclosing loop).
+    async fn run_loop(
+        &self,
+        label: &Option<String>,
+        kind: &LoopKind,
+        body: &[Node],
+        req: &QueryRequest,
+        run: &mut Run,
+    ) -> BqResult<Flow> {
+        let mine = |l: &Option<String>| match (l, label) {
+            (None, _) => true,
+            (Some(l), Some(label)) => l.eq_ignore_ascii_case(label),
+            (Some(_), None) => false,
+        };
+        let rows = match kind {
+            LoopKind::For { var, query } => Some((var, self.for_rows(query, req).await?)),
+            _ => None,
+        };
+        let mut i = 0;
+        loop {
+            match kind {
+                LoopKind::While(cond) if !self.condition(cond, "WHILE", req).await? => break,
+                LoopKind::For { .. } => {
+                    let Some((var, rows)) = &rows else { break };
+                    let Some(row) = rows.get(i) else { break };
+                    let mut vars = req.names.vars.lock().unwrap_or_else(|e| e.into_inner());
+                    vars.insert(var.to_ascii_lowercase(), row.clone());
+                }
+                _ => {}
+            }
+            i += 1;
+            match self.block(body, req, run).await? {
+                Flow::Next => {}
+                Flow::Break(l) if mine(&l) => break,
+                Flow::Continue(l) if mine(&l) => {}
+                other => return Ok(other),
+            }
+            if let LoopKind::Repeat(cond) = kind
+                && self.condition(cond, "REPEAT", req).await?
+            {
+                break;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// The rows of a `FOR` loop's query, each as the STRUCT literal its variable holds.
+    async fn for_rows(&self, query: &ast::Query, req: &QueryRequest) -> BqResult<Vec<ast::Expr>> {
+        use datafusion::arrow::array::StructArray;
+        let (_, batches) = self
+            .plan_and_run(Box::new(query.clone()), req, false)
+            .await?;
+        let mut rows = Vec::new();
+        for b in batches {
+            let structs = StructArray::from(b);
+            for r in 0..datafusion::arrow::array::Array::len(&structs) {
+                let v =
+                    datafusion::common::ScalarValue::try_from_array(&structs, r).map_err(df_err)?;
+                rows.push(crate::sql::params::to_sql_expr(&v)?);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// A condition's value: NULL is false; anything but a BOOL is an error.
+    async fn condition(&self, cond: &ast::Expr, what: &str, req: &QueryRequest) -> BqResult<bool> {
+        match self.evaluate(cond.clone(), req).await? {
+            datafusion::common::ScalarValue::Boolean(b) => Ok(b.unwrap_or(false)),
+            datafusion::common::ScalarValue::Null => Ok(false),
+            other => Err(BqError::invalid_query(format!(
+                "{what} condition must be of type BOOL, not {}",
+                crate::sql::functions::bq_type_name(&other.data_type())
+            ))),
+        }
     }
 
     /// Runs one statement of a script, by its kind.
@@ -124,6 +360,8 @@ impl Engine {
             Statement::Update(up) => self.update(up, req).await,
             Statement::Delete(del) => self.delete(del, req).await,
             Statement::Merge(m) => self.merge(m, req).await,
+            Statement::CreateFunction(cf) => self.create_function(&cf, req),
+            Statement::DropFunction(df) => self.drop_function(&df, req),
             other => {
                 let text = other.to_string();
                 let head: String = text
@@ -134,6 +372,59 @@ impl Engine {
                 Err(BqError::unsupported(format!("statement {head}")))
             }
         }
+    }
+
+    /// `CREATE [TEMP] FUNCTION`.
+    fn create_function(
+        &self,
+        cf: &ast::CreateFunction,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let f = SqlFunction::from_create(cf)?;
+        if !cf.temporary {
+            return Err(BqError::unsupported(format!(
+                "persistent function {}; CREATE TEMP FUNCTION is supported",
+                f.name
+            )));
+        }
+        if cf.name.0.len() != 1 {
+            return Err(BqError::invalid_query(format!(
+                "Temporary function {} must have a one-part name",
+                f.name
+            )));
+        }
+        let mut routines = req.names.routines.lock().unwrap_or_else(|e| e.into_inner());
+        let key = f.name.to_ascii_lowercase();
+        if routines.contains_key(&key) {
+            if cf.if_not_exists {
+                return Ok(QueryOutput::empty("CREATE_FUNCTION"));
+            }
+            if !cf.or_replace {
+                return Err(BqError::invalid_query(format!(
+                    "Function {} already exists",
+                    f.name
+                )));
+            }
+        }
+        routines.insert(key, std::sync::Arc::new(f));
+        Ok(QueryOutput::empty("CREATE_FUNCTION"))
+    }
+
+    /// `DROP FUNCTION [IF EXISTS] name`.
+    fn drop_function(&self, df: &ast::DropFunction, req: &QueryRequest) -> BqResult<QueryOutput> {
+        for d in &df.func_desc {
+            let name = d.name.to_string();
+            let removed = (d.name.0.len() == 1)
+                .then(|| {
+                    let mut routines = req.names.routines.lock().unwrap_or_else(|e| e.into_inner());
+                    routines.remove(&name.to_ascii_lowercase())
+                })
+                .flatten();
+            if removed.is_none() && !df.if_exists {
+                return Err(BqError::not_found(format!("Not found: Function {name}")));
+            }
+        }
+        Ok(QueryOutput::empty("DROP_FUNCTION"))
     }
 
     /// `DECLARE name [, ...] [type] [DEFAULT value]`.
@@ -214,12 +505,7 @@ impl Engine {
             },
             None => value,
         };
-        let (schema, batches) = self.plan_and_run(self.select_of(expr)?, req, false).await?;
-        let scalar = match batches.iter().find(|b| b.num_rows() > 0) {
-            Some(b) => datafusion::common::ScalarValue::try_from_array(b.column(0), 0),
-            None => datafusion::common::ScalarValue::try_from(schema.field(0).data_type()),
-        }
-        .map_err(df_err)?;
+        let scalar = self.evaluate(expr, req).await?;
         if scalar.is_null()
             && let Some(t) = data_type
         {
@@ -232,9 +518,119 @@ impl Engine {
                 format: None,
             });
         }
-        datafusion::sql::unparser::Unparser::default()
-            .expr_to_sql(&datafusion::logical_expr::Expr::Literal(scalar, None))
-            .map_err(df_err)
+        match datafusion::sql::unparser::Unparser::default().expr_to_sql(
+            &datafusion::logical_expr::Expr::Literal(scalar.clone(), None),
+        ) {
+            Ok(e) => Ok(e),
+            // STRUCT values, which the unparser does not write.
+            Err(_) => crate::sql::params::to_sql_expr(&scalar),
+        }
+    }
+
+    /// An expression's value (`SELECT expr`), for a variable, a condition or a message.
+    async fn evaluate(
+        &self,
+        expr: ast::Expr,
+        req: &QueryRequest,
+    ) -> BqResult<datafusion::common::ScalarValue> {
+        let (schema, batches) = self.plan_and_run(self.select_of(expr)?, req, false).await?;
+        match batches.iter().find(|b| b.num_rows() > 0) {
+            Some(b) => datafusion::common::ScalarValue::try_from_array(b.column(0), 0),
+            None => datafusion::common::ScalarValue::try_from(schema.field(0).data_type()),
+        }
+        .map_err(df_err)
+    }
+
+    /// `BEGIN TRANSACTION`: the tables of the project as they are now, to go back to.
+    fn begin_transaction(&self, req: &QueryRequest) -> BqResult<QueryOutput> {
+        let mut txn = req
+            .names
+            .transaction
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if txn.is_some() {
+            return Err(BqError::invalid_query(
+                "Nested transactions are not supported: a transaction is already active",
+            ));
+        }
+        let catalog = self.catalog.read();
+        let mut tables = std::collections::HashMap::new();
+        for (dataset, ds) in catalog.datasets(&req.names.project) {
+            if dataset.starts_with(crate::sql::names::TEMP_DATASET_PREFIX) {
+                continue;
+            }
+            for (id, t) in &ds.tables {
+                let r = crate::catalog::TableRef {
+                    project: req.names.project.clone(),
+                    dataset: dataset.clone(),
+                    table: id.clone(),
+                };
+                tables.insert(r, t.clone());
+            }
+        }
+        *txn = Some(tables);
+        Ok(QueryOutput::empty("BEGIN_TRANSACTION"))
+    }
+
+    /// `COMMIT` (keep the changes) or `ROLLBACK` (put back every table the transaction
+    /// changed, drop those it made); whether a transaction was active.
+    fn end_transaction(&self, req: &QueryRequest, commit: bool) -> BqResult<bool> {
+        let Some(before) = req
+            .names
+            .transaction
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            if commit {
+                return Err(BqError::invalid_query(
+                    "COMMIT TRANSACTION is only allowed inside a transaction",
+                ));
+            }
+            return Ok(false);
+        };
+        if commit {
+            return Ok(true);
+        }
+        let now: Vec<(
+            crate::catalog::TableRef,
+            std::sync::Arc<crate::catalog::Table>,
+        )> = {
+            let catalog = self.catalog.read();
+            catalog
+                .datasets(&req.names.project)
+                .filter(|(d, _)| !d.starts_with(crate::sql::names::TEMP_DATASET_PREFIX))
+                .flat_map(|(d, ds)| {
+                    ds.tables.iter().map(|(id, t)| {
+                        let r = crate::catalog::TableRef {
+                            project: req.names.project.clone(),
+                            dataset: d.clone(),
+                            table: id.clone(),
+                        };
+                        (r, t.clone())
+                    })
+                })
+                .collect()
+        };
+        let mut catalog = self.catalog.write();
+        for (r, t) in &now {
+            match before.get(r) {
+                Some(was) if std::sync::Arc::ptr_eq(was, t) => {}
+                Some(was) => catalog.create_table(r, (**was).clone(), true)?,
+                None => {
+                    catalog.delete_table(r)?;
+                }
+            }
+        }
+        for (r, was) in &before {
+            if !now.iter().any(|(n, _)| n == r)
+                && catalog.dataset_mut(&r.project, &r.dataset).is_ok()
+            {
+                catalog.create_table(r, (**was).clone(), true)?;
+            }
+        }
+        catalog.commit()?;
+        Ok(true)
     }
 }
 
@@ -254,6 +650,7 @@ mod tests {
                 default_dataset: Some(("p".into(), "d".into())),
                 temp: None,
                 vars: Default::default(),
+                ..Default::default()
             },
             ..Default::default()
         }

@@ -41,3 +41,55 @@ pub(super) fn variable(cx: &NameContext, name: &str) -> Option<Expr> {
     let vars = cx.vars.lock().unwrap_or_else(|e| e.into_inner());
     vars.get(&name.to_ascii_lowercase()).cloned()
 }
+
+/// The value of a STRUCT script variable (a `FOR` loop's row), for `var.field`.
+pub(super) fn struct_variable(cx: &NameContext, name: &str) -> Option<Expr> {
+    let v = variable(cx, name)?;
+    match &v {
+        Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("named_struct") => Some(v),
+        Expr::Struct { .. } => Some(v),
+        _ => None,
+    }
+}
+
+/// A system variable: `@@project_id`, `@@dataset_id`, `@@time_zone`, and those a script
+/// sets (`@@error.message` in an exception handler, `@@row_count` after DML).
+pub(super) fn system(cx: &NameContext, name: &str) -> BqResult<Expr> {
+    let key = name.to_ascii_lowercase();
+    let text = |s: &str| Expr::value(Value::SingleQuotedString(s.to_string()));
+    match key.as_str() {
+        "@@project_id" => return Ok(text(&cx.project)),
+        "@@dataset_id" => {
+            return Ok(match &cx.default_dataset {
+                Some((_, d)) => text(d),
+                None => Expr::value(Value::Null),
+            });
+        }
+        "@@dataset_project_id" => {
+            return Ok(match &cx.default_dataset {
+                Some((p, _)) => text(p),
+                None => Expr::value(Value::Null),
+            });
+        }
+        "@@time_zone" => return Ok(text("UTC")),
+        _ => {}
+    }
+    if let Some(v) = cx
+        .vars
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .cloned()
+    {
+        return Ok(v);
+    }
+    if key.starts_with("@@error.") {
+        return Err(BqError::invalid_query(format!(
+            "{name} is only set inside an exception handler"
+        )));
+    }
+    if key == "@@row_count" {
+        return Ok(Expr::value(Value::Null));
+    }
+    Err(BqError::unsupported(format!("system variable {name}")))
+}

@@ -49,6 +49,19 @@ fn rewrite(
     cx: &NameContext,
     params: &Params,
 ) -> BqResult<()> {
+    let temp = cx
+        .routines
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if !temp.is_empty() {
+        crate::sql::routines::expand_calls(node, &|name| match name.0.as_slice() {
+            [one] => one
+                .as_ident()
+                .and_then(|id| temp.get(&id.value.to_ascii_lowercase()).cloned()),
+            _ => None,
+        })?;
+    }
     let mut r = Rewriter {
         catalog,
         cx,
@@ -216,6 +229,32 @@ impl Rewriter<'_> {
             {
                 if let Some(call) = functions::rewrite_current_datetime()? {
                     *e = call;
+                }
+            }
+            Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with("@@") => {
+                *e = placeholders::system(self.cx, &id.value)?;
+            }
+            Expr::CompoundIdentifier(ids)
+                if ids
+                    .first()
+                    .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with("@@")) =>
+            {
+                let name: Vec<&str> = ids.iter().map(|i| i.value.as_str()).collect();
+                *e = placeholders::system(self.cx, &name.join("."))?;
+            }
+            Expr::CompoundIdentifier(ids)
+                if ids.len() > 1
+                    && ids[0].quote_style.is_none()
+                    && placeholders::struct_variable(self.cx, &ids[0].value).is_some() =>
+            {
+                if let Some(v) = placeholders::struct_variable(self.cx, &ids[0].value) {
+                    *e = Expr::CompoundFieldAccess {
+                        root: Box::new(Expr::Nested(Box::new(v))),
+                        access_chain: ids[1..]
+                            .iter()
+                            .map(|f| ast::AccessExpr::Dot(crate::sql::ast::string(&f.value)))
+                            .collect(),
+                    };
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {

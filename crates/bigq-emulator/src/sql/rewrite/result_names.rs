@@ -35,11 +35,13 @@ pub(super) fn name_result_columns(q: &mut Query, cx: &NameContext) {
             {
                 id.clone()
             }
-            Expr::Identifier(_) => continue,
-            Expr::CompoundIdentifier(parts) => match parts.last() {
-                Some(last) => last.clone(),
-                None => continue,
-            },
+            Expr::Identifier(id) if !id.value.starts_with('@') => continue,
+            Expr::CompoundIdentifier(parts) if !parts[0].value.starts_with('@') => {
+                match parts.last() {
+                    Some(last) => last.clone(),
+                    None => continue,
+                }
+            }
             // `(expr).a.b`, `arr[OFFSET(0)].b`: the last field's name.
             Expr::CompoundFieldAccess { access_chain, .. }
                 if matches!(
