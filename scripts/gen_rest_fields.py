@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Generates crates/bigq-emulator/src/rest/fields.rs: the JSON field names and value kinds of
-the REST request bodies BigQuery v2 takes (QueryRequest, Job, Table, Dataset and the messages
+the REST request bodies BigQuery v2 takes (QueryRequest, Job, Table, Dataset, Routine and the messages
 they reach), read from the prost code gcloud-sdk generates from googleapis' v2 protos.
 
     python3 scripts/gen_rest_fields.py > crates/bigq-emulator/src/rest/fields.rs
 """
 import glob, os, re, sys
 
-ROOTS = ["QueryRequest", "Job", "Table", "Dataset"]
+ROOTS = ["QueryRequest", "Job", "Table", "Dataset", "Routine"]
 
 # Fields the REST resources have and the protos do not (deprecated REST-only fields).
 EXTRAS = {"QueryRequest": [("preserveNulls", "preserve_nulls", "Bool", False)]}

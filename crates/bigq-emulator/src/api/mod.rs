@@ -6,6 +6,7 @@
 
 pub mod datasets;
 pub mod jobs;
+pub mod routines;
 pub mod tables;
 
 use crate::error::BqError;

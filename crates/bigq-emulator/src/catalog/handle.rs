@@ -113,6 +113,15 @@ impl ReadGuard<'_> {
         self.0.projects.contains_key(project)
     }
 
+    /// Whether any dataset holds a routine.
+    pub fn has_routines(&self) -> bool {
+        self.0
+            .projects
+            .values()
+            .flat_map(|p| p.values())
+            .any(|d| !d.routines.is_empty())
+    }
+
     /// The datasets of a project.
     pub fn datasets(&self, project: &str) -> impl Iterator<Item = (&String, &Dataset)> {
         self.0.projects.get(project).into_iter().flatten()
@@ -201,6 +210,51 @@ impl WriteGuard<'_> {
         table.last_modified_time = now_millis();
         ds.tables.insert(t.table.clone(), Arc::new(table));
         Ok(())
+    }
+
+    /// Creates (or with `replace`, replaces) a routine from its resource; the stored
+    /// resource, with its reference and times. `duplicate` when it exists unless `replace`.
+    pub fn put_routine(
+        &mut self,
+        project: &str,
+        dataset: &str,
+        id: &str,
+        mut resource: serde_json::Map<String, serde_json::Value>,
+        replace: bool,
+    ) -> BqResult<serde_json::Map<String, serde_json::Value>> {
+        let ds = self.dataset_mut(project, dataset)?;
+        let now = now_millis();
+        let created = match ds.routines.get(id) {
+            Some(_) if !replace => {
+                return Err(BqError::duplicate(format!(
+                    "Already Exists: Routine {project}:{dataset}.{id}"
+                )));
+            }
+            Some(old) => old
+                .get("creationTime")
+                .cloned()
+                .unwrap_or_else(|| now.to_string().into()),
+            None => now.to_string().into(),
+        };
+        resource.insert(
+            "routineReference".into(),
+            serde_json::json!({"projectId": project, "datasetId": dataset, "routineId": id}),
+        );
+        resource.insert("creationTime".into(), created);
+        resource.insert("lastModifiedTime".into(), now.to_string().into());
+        ds.routines.insert(id.to_string(), resource.clone());
+        Ok(resource)
+    }
+
+    /// Deletes a routine; `notFound` when absent.
+    pub fn delete_routine(&mut self, project: &str, dataset: &str, id: &str) -> BqResult<()> {
+        self.dataset_mut(project, dataset)?
+            .routines
+            .remove(id)
+            .map(|_| ())
+            .ok_or_else(|| {
+                BqError::not_found(format!("Not found: Routine {project}:{dataset}.{id}"))
+            })
     }
 
     /// Deletes a table; `notFound` when absent.

@@ -151,6 +151,9 @@ pub struct Dataset {
     pub options: serde_json::Map<String, serde_json::Value>,
     /// Counts the resource's changes, for etags that differ within a millisecond.
     pub generation: u64,
+    /// Routines (persistent functions) by id, each as its REST resource: the fields the
+    /// client set, with `routineReference`, `creationTime` and `lastModifiedTime`.
+    pub routines: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Dataset {
@@ -167,6 +170,7 @@ impl Dataset {
             labels: BTreeMap::new(),
             options: serde_json::Map::new(),
             generation: 0,
+            routines: BTreeMap::new(),
         }
     }
 

@@ -162,6 +162,7 @@ fn dataset_json(d: &Dataset) -> Value {
         "labels": d.labels,
         "options": d.options,
         "tables": tables,
+        "routines": d.routines,
     })
 }
 
@@ -272,6 +273,13 @@ impl Store {
                     d.get("labels").cloned().unwrap_or(Value::Null),
                 )
                 .unwrap_or_default();
+                if let Some(Value::Object(routines)) = d.get("routines") {
+                    for (rid, r) in routines {
+                        if let Value::Object(r) = r {
+                            ds.routines.insert(rid.clone(), r.clone());
+                        }
+                    }
+                }
                 let tables = d
                     .get("tables")
                     .and_then(Value::as_object)

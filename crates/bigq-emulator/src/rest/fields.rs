@@ -1664,3 +1664,131 @@ pub(super) static GCP_TAG: Message = Message {
     ],
 };
 
+pub(super) static ROUTINE: Message = Message {
+    name: "Routine",
+    fields: &[
+        Field::new("etag", "etag", Str, false),
+        Field::new("routineReference", "routine_reference", Msg(&ROUTINE_REFERENCE), false),
+        Field::new("routineType", "routine_type", Enum, false),
+        Field::new("creationTime", "creation_time", Int, false),
+        Field::new("lastModifiedTime", "last_modified_time", Int, false),
+        Field::new("language", "language", Enum, false),
+        Field::new("arguments", "arguments", Msg(&ROUTINE__ARGUMENT), true),
+        Field::new("returnType", "return_type", Msg(&STANDARD_SQL_DATA_TYPE), false),
+        Field::new("returnTableType", "return_table_type", Msg(&STANDARD_SQL_TABLE_TYPE), false),
+        Field::new("importedLibraries", "imported_libraries", Str, true),
+        Field::new("definitionBody", "definition_body", Str, false),
+        Field::new("description", "description", Str, false),
+        Field::new("determinismLevel", "determinism_level", Enum, false),
+        Field::new("securityMode", "security_mode", Enum, false),
+        Field::new("strictMode", "strict_mode", Bool, false),
+        Field::new("remoteFunctionOptions", "remote_function_options", Msg(&ROUTINE__REMOTE_FUNCTION_OPTIONS), false),
+        Field::new("sparkOptions", "spark_options", Msg(&SPARK_OPTIONS), false),
+        Field::new("dataGovernanceType", "data_governance_type", Enum, false),
+        Field::new("pythonOptions", "python_options", Msg(&PYTHON_OPTIONS), false),
+        Field::new("externalRuntimeOptions", "external_runtime_options", Msg(&EXTERNAL_RUNTIME_OPTIONS), false),
+        Field::new("buildStatus", "build_status", Msg(&ROUTINE_BUILD_STATUS), false),
+    ],
+};
+
+pub(super) static ROUTINE__ARGUMENT: Message = Message {
+    name: "Argument",
+    fields: &[
+        Field::new("name", "name", Str, false),
+        Field::new("argumentKind", "argument_kind", Enum, false),
+        Field::new("mode", "mode", Enum, false),
+        Field::new("dataType", "data_type", Msg(&STANDARD_SQL_DATA_TYPE), false),
+        Field::new("tableType", "table_type", Msg(&STANDARD_SQL_TABLE_TYPE), false),
+        Field::new("isAggregate", "is_aggregate", Bool, false),
+    ],
+};
+
+pub(super) static STANDARD_SQL_DATA_TYPE: Message = Message {
+    name: "StandardSqlDataType",
+    fields: &[
+        Field::new("typeKind", "type_kind", Enum, false),
+        Field::new("arrayElementType", "array_element_type", Any, false),
+        Field::new("structType", "struct_type", Msg(&STANDARD_SQL_STRUCT_TYPE), false),
+        Field::new("rangeElementType", "range_element_type", Any, false),
+    ],
+};
+
+pub(super) static STANDARD_SQL_STRUCT_TYPE: Message = Message {
+    name: "StandardSqlStructType",
+    fields: &[
+        Field::new("fields", "fields", Msg(&STANDARD_SQL_FIELD), true),
+    ],
+};
+
+pub(super) static STANDARD_SQL_FIELD: Message = Message {
+    name: "StandardSqlField",
+    fields: &[
+        Field::new("name", "name", Str, false),
+        Field::new("type", "type", Msg(&STANDARD_SQL_DATA_TYPE), false),
+    ],
+};
+
+pub(super) static STANDARD_SQL_TABLE_TYPE: Message = Message {
+    name: "StandardSqlTableType",
+    fields: &[
+        Field::new("columns", "columns", Msg(&STANDARD_SQL_FIELD), true),
+    ],
+};
+
+pub(super) static ROUTINE__REMOTE_FUNCTION_OPTIONS: Message = Message {
+    name: "RemoteFunctionOptions",
+    fields: &[
+        Field::new("endpoint", "endpoint", Str, false),
+        Field::new("connection", "connection", Str, false),
+        Field::new("userDefinedContext", "user_defined_context", Map, false),
+        Field::new("maxBatchingRows", "max_batching_rows", Int, false),
+    ],
+};
+
+pub(super) static SPARK_OPTIONS: Message = Message {
+    name: "SparkOptions",
+    fields: &[
+        Field::new("connection", "connection", Str, false),
+        Field::new("runtimeVersion", "runtime_version", Str, false),
+        Field::new("containerImage", "container_image", Str, false),
+        Field::new("properties", "properties", Map, false),
+        Field::new("mainFileUri", "main_file_uri", Str, false),
+        Field::new("pyFileUris", "py_file_uris", Str, true),
+        Field::new("jarUris", "jar_uris", Str, true),
+        Field::new("fileUris", "file_uris", Str, true),
+        Field::new("archiveUris", "archive_uris", Str, true),
+        Field::new("mainClass", "main_class", Str, false),
+    ],
+};
+
+pub(super) static PYTHON_OPTIONS: Message = Message {
+    name: "PythonOptions",
+    fields: &[
+        Field::new("entryPoint", "entry_point", Str, false),
+        Field::new("packages", "packages", Str, true),
+    ],
+};
+
+pub(super) static EXTERNAL_RUNTIME_OPTIONS: Message = Message {
+    name: "ExternalRuntimeOptions",
+    fields: &[
+        Field::new("containerMemory", "container_memory", Str, false),
+        Field::new("containerCpu", "container_cpu", Double, false),
+        Field::new("runtimeConnection", "runtime_connection", Str, false),
+        Field::new("maxBatchingRows", "max_batching_rows", Int, false),
+        Field::new("runtimeVersion", "runtime_version", Str, false),
+        Field::new("containerRequestConcurrency", "container_request_concurrency", Int, false),
+    ],
+};
+
+pub(super) static ROUTINE_BUILD_STATUS: Message = Message {
+    name: "RoutineBuildStatus",
+    fields: &[
+        Field::new("buildState", "build_state", Enum, false),
+        Field::new("errorResult", "error_result", Msg(&ERROR_PROTO), false),
+        Field::new("buildStateUpdateTime", "build_state_update_time", Any, false),
+        Field::new("buildDuration", "build_duration", Any, false),
+        Field::new("imageSizeBytes", "image_size_bytes", Int, false),
+    ],
+};
+

@@ -1,5 +1,5 @@
 //! BigQuery REST v2 over HTTP, answering with BigQuery's exact shapes: `router` routes each
-//! endpoint to its handler in `datasets`, `tables` or `jobs`, which read JSON requests
+//! endpoint to its handler in `datasets`, `tables`, `routines` or `jobs`, which read JSON requests
 //! (`http`, with the bodies checked by `check` against the resources' `fields`) into the
 //! operations of [`crate::api`] and write their answers as JSON (rows by bigq-codec's REST encoder).
 
@@ -10,6 +10,7 @@ mod fields;
 mod http;
 mod jobs;
 mod router;
+mod routines;
 mod serve;
 mod tables;
 

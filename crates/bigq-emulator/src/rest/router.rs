@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::http::ok;
-use super::{datasets, jobs, tables};
+use super::{datasets, jobs, routines, tables};
 use crate::error::BqError;
 use crate::faults::{Faults, admin_router};
 use crate::state::AppState;
@@ -78,6 +78,16 @@ pub fn router(state: Arc<AppState>, faults: Arc<Faults>) -> Router {
         .route(
             &format!("{p}/datasets/{{dataset}}/tables/{{table}}/insertAll"),
             post(tables::insert_all),
+        )
+        .route(
+            &format!("{p}/datasets/{{dataset}}/routines"),
+            get(routines::list).post(routines::insert),
+        )
+        .route(
+            &format!("{p}/datasets/{{dataset}}/routines/{{routine}}"),
+            get(routines::get)
+                .delete(routines::delete)
+                .put(routines::update),
         )
         .route(&format!("{p}/queries"), post(jobs::query))
         .route(

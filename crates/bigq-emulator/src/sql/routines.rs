@@ -12,6 +12,8 @@ use datafusion::sql::sqlparser::ast::{
     FunctionArguments, FunctionReturnType, ObjectName, VisitMut, VisitorMut,
 };
 
+use serde_json::Value;
+
 use crate::error::{BqError, BqResult};
 
 /// A script's or session's temporary functions, by lower-case name.
@@ -28,6 +30,8 @@ pub struct SqlFunction {
     pub returns: Option<DataType>,
     /// The expression after `AS`.
     pub body: Expr,
+    /// Why a call of it is refused (a JavaScript routine, a procedure), if it is.
+    pub refused: Option<String>,
 }
 
 impl SqlFunction {
@@ -81,11 +85,15 @@ impl SqlFunction {
             params,
             returns,
             body,
+            refused: None,
         })
     }
 
     /// The expression a call with `args` stands for.
     fn expand(&self, args: Vec<Expr>) -> BqResult<Expr> {
+        if let Some(why) = &self.refused {
+            return Err(BqError::unsupported(why.clone()));
+        }
         if args.len() != self.params.len() {
             let sig: Vec<String> = self
                 .params
@@ -236,4 +244,218 @@ impl VisitorMut for Expand<'_> {
         *e = expanded;
         ControlFlow::Continue(())
     }
+}
+
+/// A routine's REST resource as the function it defines; a routine the emulator cannot
+/// call (JavaScript, a procedure, a table function) is kept with the reason it is refused.
+pub fn from_resource(id: &str, r: &serde_json::Map<String, Value>) -> SqlFunction {
+    let refused = |why: String| SqlFunction {
+        name: id.to_string(),
+        params: Vec::new(),
+        returns: None,
+        body: Expr::value(ast::Value::Null),
+        refused: Some(why),
+    };
+    let text = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    let language = match text("language") {
+        "" => "SQL",
+        l => l,
+    };
+    if language != "SQL" {
+        return refused(format!("calling {language} routine {id}"));
+    }
+    match text("routineType") {
+        "" | "SCALAR_FUNCTION" => {}
+        other => return refused(format!("calling {other} routine {id}")),
+    }
+    let built = (|| -> BqResult<SqlFunction> {
+        let mut params = Vec::new();
+        for a in r
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = a
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let t = if a.get("argumentKind").and_then(Value::as_str) == Some("ANY_TYPE") {
+                None
+            } else {
+                let t = a.get("dataType").ok_or_else(|| {
+                    BqError::invalid(format!("Argument {name} of routine {id} has no dataType"))
+                })?;
+                Some(parse_type(&type_text(t)?)?)
+            };
+            params.push((name, t));
+        }
+        let returns = match r.get("returnType") {
+            Some(t) if !t.is_null() => Some(parse_type(&type_text(t)?)?),
+            _ => None,
+        };
+        let body = parse_body(text("definitionBody"))?;
+        Ok(SqlFunction {
+            name: id.to_string(),
+            params,
+            returns,
+            body,
+            refused: None,
+        })
+    })();
+    built.unwrap_or_else(|e| refused(format!("routine {id}: {}", e.message)))
+}
+
+/// A `CREATE FUNCTION` statement's routine resource (without the server's fields).
+pub fn resource_of(
+    cf: &CreateFunction,
+    reference: Value,
+) -> BqResult<serde_json::Map<String, Value>> {
+    let f = SqlFunction::from_create(cf)?;
+    let mut args = Vec::new();
+    for (name, t) in &f.params {
+        args.push(match t {
+            Some(t) => serde_json::json!({"name": name, "dataType": standard_type(t)?}),
+            None => serde_json::json!({"name": name, "argumentKind": "ANY_TYPE"}),
+        });
+    }
+    let body = match &f.body {
+        Expr::Nested(inner) => inner.to_string(),
+        other => other.to_string(),
+    };
+    let mut r = serde_json::Map::new();
+    r.insert("routineReference".into(), reference);
+    r.insert("routineType".into(), "SCALAR_FUNCTION".into());
+    r.insert("language".into(), "SQL".into());
+    if !args.is_empty() {
+        r.insert("arguments".into(), Value::Array(args));
+    }
+    if let Some(t) = &f.returns {
+        r.insert("returnType".into(), standard_type(t)?);
+    }
+    r.insert("definitionBody".into(), body.into());
+    for o in cf.options.iter().flatten() {
+        if let ast::SqlOption::KeyValue { key, value } = o
+            && key.value.eq_ignore_ascii_case("description")
+            && let Expr::Value(v) = value
+            && let ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) = &v.value
+        {
+            r.insert("description".into(), s.clone().into());
+        }
+    }
+    Ok(r)
+}
+
+/// A `StandardSqlDataType` (`{"typeKind": "ARRAY", "arrayElementType": ..}`) as GoogleSQL
+/// type text.
+pub fn type_text(t: &Value) -> BqResult<String> {
+    let kind = t.get("typeKind").and_then(Value::as_str).unwrap_or("");
+    Ok(match kind {
+        "ARRAY" => format!(
+            "ARRAY<{}>",
+            type_text(t.get("arrayElementType").unwrap_or(&Value::Null))?
+        ),
+        "RANGE" => format!(
+            "RANGE<{}>",
+            type_text(t.get("rangeElementType").unwrap_or(&Value::Null))?
+        ),
+        "STRUCT" => {
+            let mut fields = Vec::new();
+            for f in t
+                .pointer("/structType/fields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("");
+                let inner = type_text(f.get("type").unwrap_or(&Value::Null))?;
+                fields.push(if name.is_empty() {
+                    inner
+                } else {
+                    format!("`{name}` {inner}")
+                });
+            }
+            format!("STRUCT<{}>", fields.join(", "))
+        }
+        "" | "TYPE_KIND_UNSPECIFIED" => {
+            return Err(BqError::invalid("A data type needs its typeKind"));
+        }
+        k => k.to_string(),
+    })
+}
+
+/// GoogleSQL type text as the sqlparser type.
+fn parse_type(text: &str) -> BqResult<DataType> {
+    let mut e = parse_body(&format!("CAST(NULL AS {text})"))?;
+    while let Expr::Nested(inner) = e {
+        e = *inner;
+    }
+    match e {
+        Expr::Cast { data_type, .. } => Ok(data_type),
+        _ => Err(BqError::invalid(format!("Not a type: {text}"))),
+    }
+}
+
+/// A routine's `definitionBody`, an expression.
+fn parse_body(text: &str) -> BqResult<Expr> {
+    let mut statements = crate::sql::parse::parse(&format!("SELECT ({text})"))?;
+    if let Some(ast::Statement::Query(q)) = statements.pop()
+        && let ast::SetExpr::Select(s) = *q.body
+        && let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next()
+    {
+        return Ok(e);
+    }
+    Err(BqError::invalid(format!(
+        "The routine's definitionBody is not an expression: {text}"
+    )))
+}
+
+/// A GoogleSQL type as a `StandardSqlDataType`.
+fn standard_type(t: &DataType) -> BqResult<Value> {
+    let f = crate::sql::types::bq_field_of_sql("", t)?;
+    let json = serde_json::to_value(&f).map_err(|e| BqError::internal(e.to_string()))?;
+    Ok(standard_of_field(&json))
+}
+
+fn standard_of_field(f: &Value) -> Value {
+    let kind = match f.get("type").and_then(Value::as_str).unwrap_or("") {
+        "INTEGER" => "INT64",
+        "FLOAT" => "FLOAT64",
+        "BOOLEAN" => "BOOL",
+        "RECORD" => "STRUCT",
+        other => other,
+    };
+    let mut out = serde_json::json!({ "typeKind": kind });
+    if kind == "STRUCT" {
+        let fields: Vec<Value> = f
+            .get("fields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|sub| {
+                serde_json::json!({
+                    "name": sub.get("name").cloned().unwrap_or(Value::Null),
+                    "type": standard_of_field(sub),
+                })
+            })
+            .collect();
+        out["structType"] = serde_json::json!({ "fields": fields });
+    }
+    if kind == "RANGE"
+        && let Some(e) = f.pointer("/rangeElementType/type")
+    {
+        out["rangeElementType"] = serde_json::json!({ "typeKind": e });
+    }
+    if f.get("mode").and_then(Value::as_str) == Some("REPEATED") {
+        let mut element = f.clone();
+        if let Some(m) = element.as_object_mut() {
+            m.remove("mode");
+        }
+        return serde_json::json!({
+            "typeKind": "ARRAY",
+            "arrayElementType": standard_of_field(&element),
+        });
+    }
+    out
 }

@@ -217,6 +217,31 @@ async fn tables_and_rows_survive_a_restart() {
     emu.shutdown().await;
 }
 
+/// A routine made by DDL is kept, and callable after a restart; a dropped one stays gone.
+#[tokio::test]
+async fn routines_survive_a_restart() {
+    let dir = temp_dir();
+    let emu = start(&dir.0).await;
+    Rest::new(&emu).dataset("ds").await;
+    query(
+        &emu,
+        "CREATE FUNCTION ds.twice(x INT64) RETURNS INT64 AS (x * 2)",
+    )
+    .await;
+    query(&emu, "CREATE FUNCTION ds.gone(x INT64) AS (x)").await;
+    query(&emu, "DROP FUNCTION ds.gone").await;
+    emu.shutdown().await;
+    let emu = start(&dir.0).await;
+    assert_eq!(
+        rows(&emu, "SELECT ds.twice(21)").await,
+        vec![vec!["42".to_string()]]
+    );
+    let rest = Rest::new(&emu);
+    assert_eq!(rest.get_status("/datasets/ds/routines/twice").await, 200);
+    assert_eq!(rest.get_status("/datasets/ds/routines/gone").await, 404);
+    emu.shutdown().await;
+}
+
 #[tokio::test]
 async fn without_a_data_dir_nothing_is_kept() {
     let emu = common::emulator().await;

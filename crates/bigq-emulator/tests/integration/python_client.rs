@@ -425,3 +425,22 @@ const API_CONFIGURATION_PASSING: &[&str] = &[
     "write_truncate_schema_divergent",
     "write_truncate_schema_matching",
 ];
+
+/// Routines through the official client (create / get / list / update / delete, called from
+/// queries, made by DDL, JavaScript refused), a script with a temporary function, a loop and
+/// an exception handler, and a transaction across a session's queries.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_routines_scripts_and_transactions() {
+    let Some(py) = python() else { return };
+    let emu = Emulator::builder()
+        .with_project("routine-project")
+        .start()
+        .await
+        .expect("start");
+    run_script(
+        py,
+        "routines",
+        vec![emu.rest_endpoint(), emu.project().to_string()],
+    )
+    .await;
+}

@@ -382,12 +382,9 @@ impl Engine {
     ) -> BqResult<QueryOutput> {
         let f = SqlFunction::from_create(cf)?;
         if !cf.temporary {
-            return Err(BqError::unsupported(format!(
-                "persistent function {}; CREATE TEMP FUNCTION is supported",
-                f.name
-            )));
+            return self.create_persistent_function(cf, req);
         }
-        if cf.name.0.len() != 1 {
+        if crate::sql::names::name_parts(&cf.name)?.len() != 1 {
             return Err(BqError::invalid_query(format!(
                 "Temporary function {} must have a one-part name",
                 f.name
@@ -410,16 +407,72 @@ impl Engine {
         Ok(QueryOutput::empty("CREATE_FUNCTION"))
     }
 
+    /// `CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] ds.f`: a routine of the dataset.
+    fn create_persistent_function(
+        &self,
+        cf: &ast::CreateFunction,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        if crate::sql::names::name_parts(&cf.name)?.len() < 2 {
+            return Err(BqError::invalid_query(format!(
+                "A persistent function needs a dataset: CREATE FUNCTION dataset.{}",
+                cf.name
+            )));
+        }
+        let r = crate::sql::names::resolve(&cf.name, &req.names)?;
+        let reference = serde_json::json!({
+            "projectId": r.project, "datasetId": r.dataset, "routineId": r.table,
+        });
+        let resource = crate::sql::routines::resource_of(cf, reference)?;
+        let exists = self
+            .catalog
+            .read()
+            .dataset(&r.project, &r.dataset)?
+            .routines
+            .contains_key(&r.table);
+        if exists && cf.if_not_exists {
+            return Ok(QueryOutput::empty("CREATE_FUNCTION"));
+        }
+        if exists && !cf.or_replace {
+            return Err(BqError::duplicate(format!(
+                "Already Exists: Function {}:{}.{}",
+                r.project, r.dataset, r.table
+            )));
+        }
+        self.catalog.update(|w| {
+            w.put_routine(&r.project, &r.dataset, &r.table, resource, cf.or_replace)
+                .map(|_| ())
+        })?;
+        Ok(QueryOutput::empty("CREATE_FUNCTION"))
+    }
+
     /// `DROP FUNCTION [IF EXISTS] name`.
     fn drop_function(&self, df: &ast::DropFunction, req: &QueryRequest) -> BqResult<QueryOutput> {
         for d in &df.func_desc {
             let name = d.name.to_string();
-            let removed = (d.name.0.len() == 1)
-                .then(|| {
-                    let mut routines = req.names.routines.lock().unwrap_or_else(|e| e.into_inner());
-                    routines.remove(&name.to_ascii_lowercase())
-                })
-                .flatten();
+            if crate::sql::names::name_parts(&d.name)?.len() > 1 {
+                let r = crate::sql::names::resolve(&d.name, &req.names)?;
+                let dropped = self.catalog.update(|w| {
+                    match w.delete_routine(&r.project, &r.dataset, &r.table) {
+                        Err(e) if e.reason == "notFound" && df.if_exists => Ok(()),
+                        other => other,
+                    }
+                });
+                match dropped {
+                    Err(e) if e.reason == "notFound" => {
+                        return Err(BqError::not_found(format!(
+                            "Not found: Function {}:{}.{}",
+                            r.project, r.dataset, r.table
+                        )));
+                    }
+                    other => other?,
+                }
+                continue;
+            }
+            let removed = {
+                let mut routines = req.names.routines.lock().unwrap_or_else(|e| e.into_inner());
+                routines.remove(&name.to_ascii_lowercase())
+            };
             if removed.is_none() && !df.if_exists {
                 return Err(BqError::not_found(format!("Not found: Function {name}")));
             }

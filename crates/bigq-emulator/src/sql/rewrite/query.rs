@@ -54,13 +54,27 @@ fn rewrite(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    if !temp.is_empty() {
-        crate::sql::routines::expand_calls(node, &|name| match name.0.as_slice() {
-            [one] => one
-                .as_ident()
-                .and_then(|id| temp.get(&id.value.to_ascii_lowercase()).cloned()),
-            _ => None,
-        })?;
+    if !temp.is_empty() || catalog.read().has_routines() {
+        let find = |name: &ast::ObjectName| {
+            let parts = crate::sql::names::name_parts(name).ok()?;
+            let (p, d, r) = match parts.as_slice() {
+                [one] => return temp.get(&one.to_ascii_lowercase()).cloned(),
+                [d, r] => (cx.project.as_str(), d, r),
+                [p, d, r] => (p.as_str(), d, r),
+                _ => return None,
+            };
+            let read = catalog.read();
+            let ds = read.dataset(p, d).ok()?;
+            let (id, resource) = ds
+                .routines
+                .get_key_value(r.as_str())
+                .or_else(|| ds.routines.iter().find(|(k, _)| k.eq_ignore_ascii_case(r)))?;
+            Some(std::sync::Arc::new(crate::sql::routines::from_resource(
+                &format!("{p}.{d}.{id}"),
+                resource,
+            )))
+        };
+        crate::sql::routines::expand_calls(node, &find)?;
     }
     let mut r = Rewriter {
         catalog,
