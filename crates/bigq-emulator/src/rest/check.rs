@@ -158,6 +158,9 @@ fn one(v: &Value, field: &Field, path: &Path<'_>) -> Result<(), BqError> {
         (Kind::Any, _) => true,
         (Kind::Msg(m), _) => return object(v, m, path),
         (Kind::Str, Value::String(_)) => true,
+        // The Python client sends FLOAT64 parameter values and integer insertIds as JSON
+        // numbers; BigQuery takes them.
+        (Kind::Str, Value::Number(_)) => true,
         (Kind::Bool, Value::Bool(_)) => true,
         (Kind::Bool, Value::String(s)) => s == "true" || s == "false",
         (Kind::Int, Value::Number(n)) => n.is_i64() || n.is_u64(),
@@ -274,8 +277,14 @@ mod tests {
             "Invalid value at 'query_request.max_results' (TYPE_INT64), \"ten\""
         );
         assert_eq!(
+            message(json!({"query": true}), &QUERY_REQUEST, "query_request"),
+            "Invalid value at 'query_request.query' (TYPE_STRING), true"
+        );
+        // A number where a string is expected is taken, as BigQuery takes the Python
+        // client's FLOAT64 parameter values.
+        assert_eq!(
             message(json!({"query": 5}), &QUERY_REQUEST, "query_request"),
-            "Invalid value at 'query_request.query' (TYPE_STRING), 5"
+            ""
         );
         assert_eq!(
             message(

@@ -10,11 +10,21 @@ use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
 use crate::sql::values::json_to_scalar;
 
-/// Parameters of one query.
+/// Parameters of one query, each with its BigQuery type.
 #[derive(Clone, Debug, Default)]
 pub struct Params {
-    named: Vec<(String, ScalarValue)>,
-    positional: Vec<ScalarValue>,
+    named: Vec<(String, Param)>,
+    positional: Vec<Param>,
+}
+
+/// One parameter: its value, and its type as a BigQuery field. A JSON, GEOGRAPHY, RANGE or
+/// INTERVAL value is kept as its text (the query reads it as a literal of its type).
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The value.
+    pub value: ScalarValue,
+    /// Its type.
+    pub field: TableFieldSchema,
 }
 
 impl Params {
@@ -29,19 +39,37 @@ impl Params {
                 .get("parameterType")
                 .ok_or_else(|| BqError::invalid("Query parameter is missing its type"))?;
             let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            let shown = if name.is_empty() { "?" } else { name };
             let field = type_to_field(name, ty)?;
             let value = value_to_json(p.get("parameterValue").unwrap_or(&Value::Null), ty);
-            let scalar = json_to_scalar(&field, &value).map_err(|e| {
-                BqError::invalid_query(format!(
-                    "Invalid value for query parameter {}: {}",
-                    if name.is_empty() { "?" } else { name },
-                    e.message
-                ))
-            })?;
+            check_precision(shown, ty, &value)?;
+            let scalar = match field.field_type {
+                FieldType::Range | FieldType::Interval if field.mode() != FieldMode::Repeated => {
+                    match &value {
+                        Value::Null => ScalarValue::Utf8(None),
+                        Value::String(s) => ScalarValue::Utf8(Some(s.clone())),
+                        other => {
+                            return Err(BqError::invalid_query(format!(
+                                "Invalid value for query parameter {shown}: {other}"
+                            )));
+                        }
+                    }
+                }
+                _ => json_to_scalar(&field, &value).map_err(|e| {
+                    BqError::invalid_query(format!(
+                        "Invalid value for query parameter {shown}: {}",
+                        e.message
+                    ))
+                })?,
+            };
+            let param = Param {
+                value: scalar,
+                field,
+            };
             if name.is_empty() {
-                out.positional.push(scalar);
+                out.positional.push(param);
             } else {
-                out.named.push((name.to_string(), scalar));
+                out.named.push((name.to_string(), param));
             }
         }
         Ok(out)
@@ -77,6 +105,21 @@ fn type_to_field(name: &str, ty: &Value) -> BqResult<TableFieldSchema> {
                 subs.push(type_to_field(&n, inner)?);
             }
             Ok(TableFieldSchema::record(name, subs))
+        }
+        "RANGE" => {
+            let element = ty
+                .pointer("/rangeElementType/type")
+                .and_then(Value::as_str)
+                .ok_or_else(|| BqError::invalid("RANGE parameter type needs rangeElementType"))?;
+            match FieldType::parse(element) {
+                e @ (FieldType::Date | FieldType::DateTime | FieldType::Timestamp) => {
+                    Ok(TableFieldSchema::range(name, e))
+                }
+                _ => Err(BqError::invalid_query(format!(
+                    "RANGE parameter {name} has element type {element}; RANGE takes DATE, \
+                     DATETIME or TIMESTAMP"
+                ))),
+            }
         }
         other => match FieldType::parse(other) {
             FieldType::Unknown(u) => Err(BqError::invalid_query(format!(
@@ -120,22 +163,137 @@ fn value_to_json(v: &Value, ty: &Value) -> Value {
             }
             None => Value::Null,
         },
+        // `{"rangeValue": {"start": {"value": ..}, "end": {"value": ..}}}` as RANGE's text,
+        // an absent or NULL bound unbounded.
+        "RANGE" => match v.get("rangeValue") {
+            Some(r) => {
+                let bound = |k: &str| {
+                    r.get(k)
+                        .and_then(|b| b.get("value"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("UNBOUNDED")
+                        .to_string()
+                };
+                Value::String(format!("[{}, {})", bound("start"), bound("end")))
+            }
+            None => Value::Null,
+        },
         _ => v.get("value").cloned().unwrap_or(Value::Null),
     }
 }
 
+/// `timestampPrecision` 12 (picoseconds): a TIMESTAMP value is kept at microseconds, so a
+/// value with digits below them is refused rather than cut.
+fn check_precision(name: &str, ty: &Value, value: &Value) -> BqResult<()> {
+    let precision = ty
+        .get("timestampPrecision")
+        .and_then(|p| p.as_i64().or_else(|| p.as_str()?.parse().ok()))
+        .unwrap_or(6);
+    if precision <= 6 {
+        return Ok(());
+    }
+    let Some(text) = value.as_str() else {
+        return Ok(());
+    };
+    let digits: String = text
+        .split_once('.')
+        .map(|(_, f)| f.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_default();
+    if digits.len() > 6 && digits[6..].chars().any(|c| c != '0') {
+        return Err(BqError::unsupported(format!(
+            "query parameter {name}: TIMESTAMP values below microseconds \
+             (timestampPrecision {precision}): {text}"
+        )));
+    }
+    Ok(())
+}
+
 impl Params {
-    /// A named parameter's value.
-    pub fn named(&self, name: &str) -> Option<&ScalarValue> {
+    /// A named parameter.
+    pub fn named(&self, name: &str) -> Option<&Param> {
         self.named
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
     }
 
-    /// The `i`-th (0-based) positional parameter's value.
-    pub fn positional(&self, i: usize) -> Option<&ScalarValue> {
+    /// The `i`-th (0-based) positional parameter.
+    pub fn positional(&self, i: usize) -> Option<&Param> {
         self.positional.get(i)
+    }
+}
+
+impl Param {
+    /// The GoogleSQL literal of a JSON, GEOGRAPHY, RANGE or INTERVAL value, for the query's
+    /// rewrite to read as if the query had it written; `None` for other types.
+    pub fn typed_literal(&self) -> Option<String> {
+        if self.field.mode() == FieldMode::Repeated {
+            // An empty or NULL array keeps its element type (an ARRAY<STRUCT> has no type
+            // to cast its elements' literal to).
+            let empty = match &self.value {
+                ScalarValue::List(l) => {
+                    use datafusion::arrow::array::Array;
+                    l.is_null(0) || l.value(0).is_empty()
+                }
+                _ => false,
+            };
+            return empty.then(|| format!("{}[]", type_text(&self.field)));
+        }
+        let type_name = match &self.field.field_type {
+            FieldType::Json => "JSON".to_string(),
+            FieldType::Geography => "GEOGRAPHY".to_string(),
+            FieldType::Interval => "INTERVAL".to_string(),
+            FieldType::Range => format!(
+                "RANGE<{}>",
+                self.field
+                    .range_element_type
+                    .as_ref()
+                    .map_or("DATE", |r| r.element_type.as_str())
+            ),
+            _ => return None,
+        };
+        let text = match &self.value {
+            ScalarValue::Utf8(Some(s)) => s,
+            _ => return Some(format!("CAST(NULL AS {type_name})")),
+        };
+        let quoted = format!(
+            "'{}'",
+            text.replace('\\', "\\\\")
+                .replace('\'', "\\'")
+                .replace('\n', "\\n")
+                .replace('\r', "\\r")
+        );
+        Some(match &self.field.field_type {
+            FieldType::Geography => format!("ST_GEOGFROMTEXT({quoted})"),
+            FieldType::Interval => format!("CAST({quoted} AS INTERVAL)"),
+            _ => format!("{type_name} {quoted}"),
+        })
+    }
+}
+
+/// A BigQuery field's type as GoogleSQL type text (`ARRAY<STRUCT<`x` INT64>>`).
+fn type_text(f: &TableFieldSchema) -> String {
+    let one = match &f.field_type {
+        FieldType::Record => {
+            let fields: Vec<String> = f
+                .fields
+                .iter()
+                .map(|sub| format!("`{}` {}", sub.name, type_text(sub)))
+                .collect();
+            format!("STRUCT<{}>", fields.join(", "))
+        }
+        FieldType::Range => format!(
+            "RANGE<{}>",
+            f.range_element_type
+                .as_ref()
+                .map_or("DATE", |r| r.element_type.standard_sql_name())
+        ),
+        other => other.standard_sql_name().to_string(),
+    };
+    if f.mode() == FieldMode::Repeated {
+        format!("ARRAY<{one}>")
+    } else {
+        one
     }
 }
 
@@ -214,11 +372,16 @@ pub fn to_sql_expr(v: &ScalarValue) -> BqResult<ast::Expr> {
                     .map_err(|e| BqError::internal(e.to_string()))?;
                 elems.push(to_sql_expr(&sv)?);
             }
+            let typed = sql_type(&t).is_some();
             let arr = ast::Expr::Array(ast::Array {
                 elem: elems,
                 named: false,
             });
-            cast_expr(arr, &t)?
+            if !typed && !values.is_empty() {
+                arr
+            } else {
+                cast_expr(arr, &t)?
+            }
         }
         other => {
             let arr = other

@@ -444,3 +444,22 @@ async fn python_client_routines_scripts_and_transactions() {
     )
     .await;
 }
+
+/// Query parameters of every type as the official client sends them (FLOAT64 as JSON
+/// numbers, JSON, GEOGRAPHY, RANGE with `rangeElementType`, ARRAY<STRUCT>, positional),
+/// read back with their types.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_query_parameters() {
+    let Some(py) = python() else { return };
+    let emu = Emulator::builder()
+        .with_project("param-project")
+        .start()
+        .await
+        .expect("start");
+    run_script(
+        py,
+        "params",
+        vec![emu.rest_endpoint(), emu.project().to_string()],
+    )
+    .await;
+}

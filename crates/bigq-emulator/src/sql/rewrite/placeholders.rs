@@ -1,27 +1,46 @@
 //! Query parameters (`@name`, `@name.field`, `?`) and script variables, replaced by their
 //! values as typed literals, so that DataFusion plans them with their types known.
 
-use datafusion::sql::sqlparser::ast::{Expr, Ident, Value};
+use datafusion::sql::sqlparser::ast::{self, Expr, Ident, Value};
 
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
 use crate::sql::names::NameContext;
-use crate::sql::params::{Params, to_sql_expr};
+use crate::sql::params::{Param, Params, to_sql_expr};
 
 /// The `i`-th (0-based) `?` of the query.
-pub(super) fn positional(params: &Params, i: usize) -> BqResult<Expr> {
-    let v = params.positional(i).ok_or_else(|| {
+pub(super) fn positional(params: &Params, i: usize) -> BqResult<&Param> {
+    params.positional(i).ok_or_else(|| {
         BqError::invalid_query(format!("Positional query parameter {} has no value", i + 1))
-    })?;
-    to_sql_expr(v)
+    })
 }
 
 /// `@name`.
-pub(super) fn named(params: &Params, name: &str) -> BqResult<Expr> {
-    let v = params
+pub(super) fn named_param<'a>(params: &'a Params, name: &str) -> BqResult<&'a Param> {
+    params
         .named(name)
-        .ok_or_else(|| BqError::invalid_query(format!("Query parameter '{name}' not found")))?;
-    to_sql_expr(v)
+        .ok_or_else(|| BqError::invalid_query(format!("Query parameter '{name}' not found")))
+}
+
+/// `@name` as an expression.
+pub(super) fn named(params: &Params, name: &str) -> BqResult<Expr> {
+    to_sql_expr(&named_param(params, name)?.value)
+}
+
+/// A JSON, GEOGRAPHY, RANGE or INTERVAL parameter as the GoogleSQL literal of its type
+/// (for the rewrite to read); `None` for other types.
+pub(super) fn typed_literal(p: &Param) -> BqResult<Option<Expr>> {
+    let Some(text) = p.typed_literal() else {
+        return Ok(None);
+    };
+    let mut statements = crate::sql::parse::parse(&format!("SELECT {text}"))?;
+    if let Some(ast::Statement::Query(q)) = statements.pop()
+        && let ast::SetExpr::Select(s) = *q.body
+        && let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next()
+    {
+        return Ok(Some(e));
+    }
+    Err(BqError::internal(format!("not an expression: {text}")))
 }
 
 /// `@name.a.b`: fields of a STRUCT parameter.

@@ -103,6 +103,18 @@ struct Rewriter<'a> {
 }
 
 impl Rewriter<'_> {
+    /// A parameter's value as an expression: a typed literal of its type (JSON, GEOGRAPHY,
+    /// RANGE, INTERVAL), rewritten as the query's own literals are, or its value.
+    fn parameter(&mut self, p: &crate::sql::params::Param) -> BqResult<Expr> {
+        match placeholders::typed_literal(p)? {
+            Some(mut e) => match e.visit(self) {
+                ControlFlow::Continue(()) => Ok(e),
+                ControlFlow::Break(err) => Err(err),
+            },
+            None => crate::sql::params::to_sql_expr(&p.value),
+        }
+    }
+
     fn table_factor(&mut self, tf: &mut TableFactor) -> BqResult<()> {
         match tf {
             TableFactor::Table { .. } => tables::table(tf, self.catalog, self.cx, &self.ctes),
@@ -196,10 +208,12 @@ impl Rewriter<'_> {
                 Value::Placeholder(p) if p == "?" => {
                     let i = self.positional;
                     self.positional += 1;
-                    *e = placeholders::positional(self.params, i)?;
+                    let param = placeholders::positional(self.params, i)?.clone();
+                    *e = self.parameter(&param)?;
                 }
                 Value::Placeholder(p) if p.starts_with('@') => {
-                    *e = placeholders::named(self.params, &p[1..])?;
+                    let param = placeholders::named_param(self.params, &p[1..])?.clone();
+                    *e = self.parameter(&param)?;
                 }
                 other => {
                     if let Some(literal) = literals::value(other) {
@@ -272,14 +286,32 @@ impl Rewriter<'_> {
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
-                *e = placeholders::named(self.params, &id.value[1..])?;
+                let param = placeholders::named_param(self.params, &id.value[1..])?.clone();
+                *e = self.parameter(&param)?;
             }
             Expr::CompoundIdentifier(ids)
                 if ids
                     .first()
                     .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
             {
-                *e = placeholders::named_path(self.params, ids)?;
+                let param = placeholders::named_param(self.params, &ids[0].value[1..])?.clone();
+                *e = match placeholders::typed_literal(&param)? {
+                    // `@j.a` of a JSON parameter: the field access of its literal.
+                    Some(root) => {
+                        let mut access = Expr::CompoundFieldAccess {
+                            root: Box::new(Expr::Nested(Box::new(root))),
+                            access_chain: ids[1..]
+                                .iter()
+                                .map(|f| ast::AccessExpr::Dot(Expr::Identifier(f.clone())))
+                                .collect(),
+                        };
+                        if let ControlFlow::Break(err) = access.visit(self) {
+                            return Err(err);
+                        }
+                        access
+                    }
+                    None => placeholders::named_path(self.params, ids)?,
+                };
             }
             Expr::Extract { .. } => {
                 if let Some(call) = functions::rewrite_extract(e)? {
