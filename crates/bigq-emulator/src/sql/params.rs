@@ -209,6 +209,11 @@ fn check_precision(name: &str, ty: &Value, value: &Value) -> BqResult<()> {
 }
 
 impl Params {
+    /// Parameters given as values (`EXECUTE IMMEDIATE .. USING`).
+    pub fn of(named: Vec<(String, Param)>, positional: Vec<Param>) -> Params {
+        Params { named, positional }
+    }
+
     /// A named parameter.
     pub fn named(&self, name: &str) -> Option<&Param> {
         self.named

@@ -48,6 +48,30 @@ enum Flow {
     Return,
 }
 
+/// Sets a declared script variable to a value.
+fn assign(req: &QueryRequest, name: &str, v: datafusion::common::ScalarValue) -> BqResult<()> {
+    let literal = if v.is_null() {
+        // A NULL keeps its type where it has a SQL name.
+        crate::sql::params::to_sql_expr(&v).unwrap_or(ast::Expr::value(ast::Value::Null))
+    } else {
+        match datafusion::sql::unparser::Unparser::default()
+            .expr_to_sql(&datafusion::logical_expr::Expr::Literal(v.clone(), None))
+        {
+            Ok(e) => e,
+            Err(_) => crate::sql::params::to_sql_expr(&v)?,
+        }
+    };
+    let mut vars = req.names.vars.lock().unwrap_or_else(|e| e.into_inner());
+    let key = name.to_ascii_lowercase();
+    if !vars.contains_key(&key) {
+        return Err(BqError::invalid_query(format!(
+            "Unrecognized variable: {name}"
+        )));
+    }
+    vars.insert(key, literal);
+    Ok(())
+}
+
 /// Sets a system variable (`@@error.message`, `@@row_count`) of the script.
 fn set_system(req: &QueryRequest, name: &str, value: ast::Value) {
     let mut vars = req.names.vars.lock().unwrap_or_else(|e| e.into_inner());
@@ -356,6 +380,18 @@ impl Engine {
             Statement::Set(ast::Set::SingleAssignment {
                 variable, values, ..
             }) if values.len() == 1 => self.set(&variable, values, req).await,
+            Statement::Set(ast::Set::ParenthesizedAssignments { variables, values })
+                if values.len() == 1 =>
+            {
+                self.set_many(&variables, values, req).await
+            }
+            Statement::Execute {
+                parameters,
+                immediate: true,
+                into,
+                using,
+                ..
+            } => self.execute_immediate(parameters, into, using, req).await,
             Statement::Insert(ins) => self.insert(ins, req).await,
             Statement::Update(up) => self.update(up, req).await,
             Statement::Delete(del) => self.delete(del, req).await,
@@ -537,6 +573,114 @@ impl Engine {
             .unwrap_or_else(|e| e.into_inner())
             .insert(name, literal);
         Ok(QueryOutput::empty("SET"))
+    }
+
+    /// `SET (a, b, ..) = (SELECT AS STRUCT ..)`: each variable a field of the STRUCT.
+    async fn set_many(
+        &self,
+        variables: &[ast::ObjectName],
+        values: Vec<ast::Expr>,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let value = values
+            .into_iter()
+            .next()
+            .unwrap_or(ast::Expr::value(ast::Value::Null));
+        let fields = match self.evaluate(value, req).await? {
+            datafusion::common::ScalarValue::Struct(s) if s.num_columns() == variables.len() => (0
+                ..s.num_columns())
+                .map(|i| datafusion::common::ScalarValue::try_from_array(s.column(i), 0))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(df_err)?,
+            _ => {
+                return Err(BqError::invalid_query(format!(
+                    "SET of {} variables needs a STRUCT of {} fields",
+                    variables.len(),
+                    variables.len()
+                )));
+            }
+        };
+        for (var, v) in variables.iter().zip(fields) {
+            assign(req, &var.to_string(), v)?;
+        }
+        Ok(QueryOutput::empty("SET"))
+    }
+
+    /// `EXECUTE IMMEDIATE sql [INTO var, ..] [USING expr [AS name], ..]`: the text run as
+    /// a query of its own, with the `USING` values as its parameters (named when aliased,
+    /// else positional); `INTO` sets variables from its one row.
+    async fn execute_immediate(
+        &self,
+        parameters: Vec<ast::Expr>,
+        into: Vec<ast::Ident>,
+        using: Vec<ast::ExprWithAlias>,
+        req: &QueryRequest,
+    ) -> BqResult<QueryOutput> {
+        let Some(text) = parameters.into_iter().next() else {
+            return Err(BqError::invalid_query(
+                "EXECUTE IMMEDIATE needs a SQL string",
+            ));
+        };
+        let sql = match self.evaluate(text, req).await? {
+            datafusion::common::ScalarValue::Utf8(Some(s))
+            | datafusion::common::ScalarValue::Utf8View(Some(s)) => s,
+            other => {
+                return Err(BqError::invalid_query(format!(
+                    "EXECUTE IMMEDIATE needs a non-NULL STRING, not {other}"
+                )));
+            }
+        };
+        let mut named = Vec::new();
+        let mut positional = Vec::new();
+        for u in using {
+            let value = self.evaluate(u.expr, req).await?;
+            let name = u
+                .alias
+                .as_ref()
+                .map(|a| a.value.clone())
+                .unwrap_or_default();
+            let field = types::bq_field_of(&datafusion::arrow::datatypes::Field::new(
+                &name,
+                value.data_type(),
+                true,
+            ))?;
+            let p = crate::sql::params::Param { value, field };
+            match u.alias {
+                Some(a) => named.push((a.value, p)),
+                None => positional.push(p),
+            }
+        }
+        let mut inner = req.clone();
+        inner.sql = sql;
+        inner.params = crate::sql::params::Params::of(named, positional);
+        let out = self.execute_script(&inner).await?;
+        if into.is_empty() {
+            return Ok(out);
+        }
+        let row = out.batches.iter().find(|b| b.num_rows() > 0);
+        if out.total_rows() > 1 {
+            return Err(BqError::invalid_query(
+                "EXECUTE IMMEDIATE ... INTO: the query returned more than one row",
+            ));
+        }
+        if out.arrow_schema.fields().len() != into.len() {
+            return Err(BqError::invalid_query(format!(
+                "EXECUTE IMMEDIATE ... INTO {} variables, but the query returns {} columns",
+                into.len(),
+                out.arrow_schema.fields().len()
+            )));
+        }
+        for (i, var) in into.iter().enumerate() {
+            let v = match row {
+                Some(b) => datafusion::common::ScalarValue::try_from_array(b.column(i), 0),
+                None => {
+                    datafusion::common::ScalarValue::try_from(out.arrow_schema.field(i).data_type())
+                }
+            }
+            .map_err(df_err)?;
+            assign(req, &var.value, v)?;
+        }
+        Ok(QueryOutput::empty("EXECUTE_IMMEDIATE"))
     }
 
     /// A script variable's value, evaluated once (`SELECT CAST(value AS type)`), as a
