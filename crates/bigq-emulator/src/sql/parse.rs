@@ -12,7 +12,9 @@ use crate::error::{BqError, BqResult};
 use crate::sql::dialect::GoogleSql;
 use crate::sql::escapes::unescape_in;
 use crate::sql::rewrite::range::pre_parse;
-use crate::sql::rewrite::{set_options, table_name, typed_arrays, unpivot_labels};
+use crate::sql::rewrite::{
+    aggregate_functions, set_options, table_name, typed_arrays, unpivot_labels,
+};
 use crate::sql::script::{Node, Part};
 
 /// Parses GoogleSQL statements (a script of them, without the procedural language's
@@ -48,6 +50,7 @@ pub fn parse_script(sql: &str) -> BqResult<Vec<Node>> {
 /// The text rewritten as sqlparser must see it, then read by `read`.
 fn parse_with<T>(sql: &str, read: impl Fn(&mut Parser) -> Result<T, ParserError>) -> BqResult<T> {
     let sql = pre_parse(sql).map_err(BqError::invalid_query)?;
+    let sql = aggregate_functions::pre_parse(&sql).map_err(BqError::invalid_query)?;
     let sql = typed_arrays::pre_parse(&sql);
     let sql = table_name::pre_parse(&sql);
     let sql = unpivot_labels::pre_parse(&sql);

@@ -10,8 +10,10 @@
 //! rewritten as [`crate::sql::functions`] lists them. `query` walks a query and hands each
 //! node to these. `range` rewrites the RANGE syntax in the text, before parsing,
 //! `typed_arrays` the typed array literals, `table_name` the name `table`, `unpivot_labels`
-//! UNPIVOT's literal aliases, and `set_options` `ALTER TABLE .. SET OPTIONS`.
+//! UNPIVOT's literal aliases, `set_options` `ALTER TABLE .. SET OPTIONS`, and
+//! `aggregate_functions` `CREATE TEMP AGGREGATE FUNCTION`.
 
+pub(crate) mod aggregate_functions;
 mod grouping;
 mod information_schema;
 mod lateral;
