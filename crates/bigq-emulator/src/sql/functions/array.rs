@@ -284,14 +284,51 @@ pub(crate) fn array(_: &str, f: &ast::Function) -> BqResult<Option<Expr>> {
                 order.join(", ")
             )
         }
-        None => format!(
-            "SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)"
-        ),
+        None => match branches_numbered(q) {
+            // `ARRAY(SELECT a UNION ALL SELECT b ..)`: the rows in the order the branches
+            // are written, as BigQuery gives them (DataFusion runs the branches at once).
+            Some(numbered) => format!(
+                "SELECT coalesce(array_agg(__array.__v ORDER BY __array.__b), make_array()) FROM ({numbered}) AS __array(__v, __b)"
+            ),
+            None => format!(
+                "SELECT coalesce(array_agg(__array.__v), make_array()) FROM ({q}) AS __array(__v)"
+            ),
+        },
     };
     match parse(&sql)?.pop() {
         Some(ast::Statement::Query(wrapper)) => Ok(Some(Expr::Subquery(wrapper))),
         _ => Err(BqError::internal("ARRAY subquery")),
     }
+}
+
+/// A subquery that is a UNION ALL of one-column SELECTs, each with its branch's number as
+/// a second column; `None` for any other query.
+fn branches_numbered(q: &ast::Query) -> Option<ast::Query> {
+    fn number(body: &mut ast::SetExpr, next: &mut u64) -> bool {
+        match body {
+            ast::SetExpr::Select(s) if s.value_table_mode.is_none() && s.projection.len() == 1 => {
+                *next += 1;
+                s.projection.push(ast::SelectItem::ExprWithAlias {
+                    expr: Expr::value(ast::Value::Number(next.to_string(), false)),
+                    alias: ast::Ident::new("__b"),
+                });
+                true
+            }
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::All,
+                left,
+                right,
+            } => number(left, next) && number(right, next),
+            _ => false,
+        }
+    }
+    if !matches!(q.body.as_ref(), ast::SetExpr::SetOperation { .. }) {
+        return None;
+    }
+    let mut numbered = q.clone();
+    let mut next = 0;
+    number(numbered.body.as_mut(), &mut next).then_some(numbered)
 }
 
 /// Whether a SELECT of a query body has more than one column (and is no `SELECT AS STRUCT`).
