@@ -1,7 +1,7 @@
 //! SQL functions users define (`CREATE TEMP FUNCTION`, `CREATE FUNCTION ds.f`): kept as
 //! their parameters, return type and body, and called by writing the body in place of the
-//! call, each parameter replaced by its argument (cast to the parameter's type), the whole
-//! cast to the return type. JavaScript and remote functions are refused by name.
+//! call, each parameter replaced by its argument (coerced to the parameter's type as
+//! BigQuery coerces it, else its error), the whole coerced to the return type. JavaScript and remote functions are refused by name.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -116,7 +116,7 @@ impl SqlFunction {
             .zip(args)
             .map(|((n, t), a)| {
                 let a = match t {
-                    Some(t) => cast(a, t),
+                    Some(t) => self.coerced(a, t, &format!("argument {n}")),
                     None => Expr::Nested(Box::new(a)),
                 };
                 (n.to_ascii_lowercase(), a)
@@ -125,9 +125,24 @@ impl SqlFunction {
         let mut body = self.body.clone();
         let _ = body.visit(&mut Substitute(&values));
         Ok(match &self.returns {
-            Some(t) => cast(body, t),
+            Some(t) => self.coerced(body, t, "the result"),
             None => Expr::Nested(Box::new(body)),
         })
+    }
+
+    /// `e` as type `t` where BigQuery coerces it so, else BigQuery's "No matching
+    /// signature" when the query is planned (never a CAST that would round or parse it).
+    fn coerced(&self, e: Expr, t: &DataType, what: &str) -> Expr {
+        let text = |s: &str| Expr::value(ast::Value::SingleQuotedString(s.to_string()));
+        crate::sql::ast::call(
+            crate::sql::functions::ROUTINE_ARGUMENT,
+            vec![
+                e,
+                cast(Expr::value(ast::Value::Null), t),
+                text(&self.name),
+                text(what),
+            ],
+        )
     }
 }
 

@@ -40,6 +40,7 @@ mod numeric_text;
 mod percentile;
 pub(crate) mod range;
 mod registry;
+mod routine_args;
 mod row;
 pub(crate) mod safe;
 mod statistical;
@@ -86,6 +87,7 @@ fn functions() -> impl Iterator<Item = &'static Function> {
         numeric_text::FUNCTIONS,
         percentile::FUNCTIONS,
         range::FUNCTIONS,
+        routine_args::FUNCTIONS,
         safe::FUNCTIONS,
         statistical::FUNCTIONS,
         string::FUNCTIONS,
@@ -108,6 +110,7 @@ pub(crate) use interval_ops::{IntervalPlanner, cast_interval_udf};
 pub(crate) use json::planner::JsonPlanner;
 pub(crate) use json::{cast as json_cast, literal as json_literal};
 pub(crate) use numeric_text::{cast_decimal_udf, casts_to_decimal};
+pub(crate) use routine_args::ROUTINE_ARGUMENT;
 pub(crate) use row::bq_type_name;
 pub(crate) use string::{cast_string_udf, casts_to_string};
 pub(crate) use tag::tag_udf_name;
