@@ -103,7 +103,7 @@ impl ScalarUDFImpl for RoutineArgument {
 
 pub(super) const FUNCTIONS: &[Function] = &[Function::udf(
     Family::Utility,
-    &["bigq_routine_argument(ANY, ANY, STRING, STRING) -> ANY"],
+    &["bigq_routine_argument(T, T, STRING, STRING) -> T"],
     || {
         ScalarUDF::new_from_impl(RoutineArgument {
             signature: Signature::any(4, Volatility::Immutable),
