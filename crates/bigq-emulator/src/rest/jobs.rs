@@ -148,6 +148,12 @@ fn statistics(job: &Job, st: &JobState) -> Value {
                     json!({"projectId": t.project, "datasetId": t.dataset, "tableId": t.table}),
                 );
             }
+            if let Some(r) = &ddl.target_routine {
+                q.insert(
+                    "ddlTargetRoutine".into(),
+                    json!({"projectId": r.project, "datasetId": r.dataset, "routineId": r.table}),
+                );
+            }
         }
     }
     q.insert("statementType".into(), stype.into());

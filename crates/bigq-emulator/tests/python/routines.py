@@ -62,9 +62,13 @@ except exceptions.Conflict:
     pass
 
 # A routine made by DDL is listed beside the first.
-client.query_and_wait(
+ddl = client.query(
     "CREATE FUNCTION fns.greet(name STRING) RETURNS STRING AS (CONCAT('Hello, ', name))"
 )
+ddl.result()
+assert ddl.statement_type == "CREATE_FUNCTION", ddl.statement_type
+assert ddl.ddl_operation_performed == "CREATE", ddl.ddl_operation_performed
+assert ddl.ddl_target_routine.routine_id == "greet", ddl.ddl_target_routine
 ids = sorted(r.reference.routine_id for r in client.list_routines(f"{project}.fns"))
 assert ids == ["greet", "multiply"], ids
 rows = list(client.query_and_wait("SELECT fns.greet('you') AS g"))

@@ -341,6 +341,13 @@ fn statistics(job: &CoreJob) -> JobStatistics {
                     table_id: t.table.clone(),
                 }
             });
+            q.ddl_target_routine = ddl.target_routine.as_ref().map(|r| {
+                gcloud_sdk::google::cloud::bigquery::v2::RoutineReference {
+                    project_id: r.project.clone(),
+                    dataset_id: r.dataset.clone(),
+                    routine_id: r.table.clone(),
+                }
+            });
         }
     }
     JobStatistics {

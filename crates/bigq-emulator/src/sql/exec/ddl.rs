@@ -101,6 +101,7 @@ impl Engine {
             out.ddl = Some(DdlInfo {
                 operation: "SKIP",
                 target_table: Some(t),
+                target_routine: None,
             });
             return Ok(out);
         }
@@ -149,6 +150,7 @@ impl Engine {
         out.ddl = Some(DdlInfo {
             operation: if exists { "REPLACE" } else { "CREATE" },
             target_table: Some(t.clone()),
+            target_routine: None,
         });
         out.schema = result_style(&table.schema);
         if !req.dry_run {
@@ -208,6 +210,7 @@ impl Engine {
         out.ddl = Some(DdlInfo {
             operation: if exists { "REPLACE" } else { "CREATE" },
             target_table: Some(t.clone()),
+            target_routine: None,
         });
         Ok(out)
     }
@@ -241,6 +244,7 @@ impl Engine {
         out.ddl = Some(DdlInfo {
             operation: if exists { "REPLACE" } else { "CREATE" },
             target_table: Some(t),
+            target_routine: None,
         });
         Ok(out)
     }
@@ -281,12 +285,14 @@ impl Engine {
                             out.ddl = Some(DdlInfo {
                                 operation: "DROP",
                                 target_table: Some(t),
+                                target_routine: None,
                             });
                         }
                         Err(_) if if_exists => {
                             out.ddl = Some(DdlInfo {
                                 operation: "SKIP",
                                 target_table: Some(t),
+                                target_routine: None,
                             });
                         }
                         Err(_) => {
@@ -324,6 +330,7 @@ impl Engine {
                     out.ddl = Some(DdlInfo {
                         operation: "DROP",
                         target_table: None,
+                        target_routine: None,
                     });
                 }
                 other => return Err(BqError::unsupported(format!("DROP {other}"))),
@@ -366,6 +373,7 @@ impl Engine {
         out.ddl = Some(DdlInfo {
             operation: "CREATE",
             target_table: None,
+            target_routine: None,
         });
         Ok(out)
     }
@@ -480,6 +488,7 @@ impl Engine {
         out.ddl = Some(DdlInfo {
             operation: "ALTER",
             target_table: Some(t),
+            target_routine: None,
         });
         Ok(out)
     }

@@ -60,6 +60,8 @@ pub struct DdlInfo {
     pub operation: &'static str,
     /// The table it touched, if a table.
     pub target_table: Option<TableRef>,
+    /// The routine it touched, if a routine (`table` its id).
+    pub target_routine: Option<TableRef>,
 }
 
 /// The result of a query or script (the last statement's result for a script).

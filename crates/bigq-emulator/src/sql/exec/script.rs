@@ -466,8 +466,17 @@ impl Engine {
             .dataset(&r.project, &r.dataset)?
             .routines
             .contains_key(&r.table);
+        let ddl = |operation| {
+            let mut out = QueryOutput::empty("CREATE_FUNCTION");
+            out.ddl = Some(super::output::DdlInfo {
+                operation,
+                target_table: None,
+                target_routine: Some(r.clone()),
+            });
+            out
+        };
         if exists && cf.if_not_exists {
-            return Ok(QueryOutput::empty("CREATE_FUNCTION"));
+            return Ok(ddl("SKIP"));
         }
         if exists && !cf.or_replace {
             return Err(BqError::duplicate(format!(
@@ -479,11 +488,12 @@ impl Engine {
             w.put_routine(&r.project, &r.dataset, &r.table, resource, cf.or_replace)
                 .map(|_| ())
         })?;
-        Ok(QueryOutput::empty("CREATE_FUNCTION"))
+        Ok(ddl(if exists { "REPLACE" } else { "CREATE" }))
     }
 
     /// `DROP FUNCTION [IF EXISTS] name`.
     fn drop_function(&self, df: &ast::DropFunction, req: &QueryRequest) -> BqResult<QueryOutput> {
+        let mut out = QueryOutput::empty("DROP_FUNCTION");
         for d in &df.func_desc {
             let name = d.name.to_string();
             if crate::sql::names::name_parts(&d.name)?.len() > 1 {
@@ -501,7 +511,14 @@ impl Engine {
                             r.project, r.dataset, r.table
                         )));
                     }
-                    other => other?,
+                    Ok(()) => {
+                        out.ddl = Some(super::output::DdlInfo {
+                            operation: "DROP",
+                            target_table: None,
+                            target_routine: Some(r.clone()),
+                        });
+                    }
+                    Err(e) => return Err(e),
                 }
                 continue;
             }
@@ -513,7 +530,7 @@ impl Engine {
                 return Err(BqError::not_found(format!("Not found: Function {name}")));
             }
         }
-        Ok(QueryOutput::empty("DROP_FUNCTION"))
+        Ok(out)
     }
 
     /// `DECLARE name [, ...] [type] [DEFAULT value]`.
