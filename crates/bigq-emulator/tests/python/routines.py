@@ -125,6 +125,14 @@ rows = list(
 )
 assert rows[0]["total"] == 30 and "boom" in rows[0]["why"], rows
 
+# Temporary functions and one SELECT are no script, as BigQuery counts them; anything more is.
+job = client.query("CREATE TEMP FUNCTION Add(x INT64, y INT64) AS (x + y); SELECT Add(3, 4) AS s")
+assert [r["s"] for r in job.result()] == [7], job
+assert job.statement_type == "SELECT", job.statement_type
+job = client.query("DECLARE x INT64 DEFAULT 1; SELECT x")
+job.result()
+assert job.statement_type == "SCRIPT", job.statement_type
+
 # A transaction across the queries of a session, rolled back.
 client.query_and_wait("CREATE TABLE fns.stock (item STRING, n INT64)")
 client.query_and_wait("INSERT fns.stock VALUES ('a', 1)")

@@ -99,7 +99,19 @@ impl Engine {
                 "Syntax error: Unexpected end of script",
             ));
         }
-        let plain = nodes.len() == 1 && matches!(nodes[0], Node::Statement(_));
+        // One statement, or (as BigQuery counts it) temporary functions and one SELECT:
+        // no script.
+        let plain = match nodes.split_last() {
+            Some((Node::Statement(last), before)) => {
+                before.is_empty()
+                    || matches!(last.as_ref(), Statement::Query(_))
+                        && before.iter().all(|n| {
+                            matches!(n, Node::Statement(s)
+                                if matches!(s.as_ref(), Statement::CreateFunction(cf) if cf.temporary))
+                        })
+            }
+            _ => false,
+        };
         // A script outside a session keeps its temporary tables in a hidden dataset of its
         // own, dropped when it ends.
         let mut makes_temp = false;
