@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::fields::DATASET;
-use super::http::{QueryParams, flag, int_param, ok, parse_checked};
+use super::http::{QueryParams, flag, ok, page_request, parse_checked};
 use crate::api::datasets::{self as core, DatasetFields};
-use crate::api::{PageRequest, etag};
+use crate::api::etag;
 use crate::catalog::Dataset;
 use crate::state::AppState;
 
@@ -162,13 +162,7 @@ pub async fn list(
     Path(project): Path<String>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let page = PageRequest {
-        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
-        max: int_param(&q, "maxResults")
-            .ok()
-            .flatten()
-            .map(|m| m as usize),
-    };
+    let page = page_request(&q);
     let (items, next, total) = core::list(&s, &project, page);
     let page: Vec<Value> = items
         .iter()

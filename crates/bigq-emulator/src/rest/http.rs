@@ -84,3 +84,15 @@ pub fn int_param(q: &QueryParams, name: &str) -> Result<Option<u64>, BqError> {
             .map_err(|_| BqError::invalid(format!("Invalid value for {name}: {v}"))),
     }
 }
+
+/// The page a list call asks for: `pageToken` (an item index; anything else the first page)
+/// and `maxResults`.
+pub fn page_request(q: &QueryParams) -> crate::api::PageRequest {
+    crate::api::PageRequest {
+        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
+        max: int_param(q, "maxResults")
+            .ok()
+            .flatten()
+            .map(|m| m as usize),
+    }
+}

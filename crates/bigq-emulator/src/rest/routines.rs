@@ -9,8 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::fields::ROUTINE;
-use super::http::{QueryParams, int_param, ok, parse_checked};
-use crate::api::PageRequest;
+use super::http::{QueryParams, ok, page_request, parse_checked};
 use crate::api::routines as core;
 use crate::error::BqError;
 use crate::state::AppState;
@@ -87,13 +86,7 @@ pub async fn list(
     Path((project, dataset)): Path<(String, String)>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let page = PageRequest {
-        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
-        max: int_param(&q, "maxResults")
-            .ok()
-            .flatten()
-            .map(|m| m as usize),
-    };
+    let page = page_request(&q);
     let (items, next) = match core::list(&s, &project, &dataset, page) {
         Ok(x) => x,
         Err(e) => return e.into_response(),

@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 
 use super::check::INSERT_ALL;
 use super::fields::TABLE;
-use super::http::{QueryParams, flag, int_param, ok, parse_checked, raw_json};
+use super::http::{QueryParams, flag, int_param, ok, page_request, parse_checked, raw_json};
+use crate::api::etag;
 use crate::api::tables::{self as core, TablePatch, TableSpec, TableView};
-use crate::api::{PageRequest, etag};
 use crate::catalog::{Table, TableKind, TableRef};
 use crate::error::BqError;
 use crate::sql::values::json_to_scalar;
@@ -236,13 +236,7 @@ pub async fn list(
     Path((project, dataset)): Path<(String, String)>,
     Query(q): Query<QueryParams>,
 ) -> Response {
-    let page = PageRequest {
-        start: q.get("pageToken").and_then(|t| t.parse().ok()).unwrap_or(0),
-        max: int_param(&q, "maxResults")
-            .ok()
-            .flatten()
-            .map(|m| m as usize),
-    };
+    let page = page_request(&q);
     let (items, next, total, modified) = match core::list(&s, &project, &dataset, page) {
         Ok(r) => r,
         Err(e) => return e.into_response(),
