@@ -25,6 +25,17 @@ pub fn parse(sql: &str) -> BqResult<Vec<ast::Statement>> {
     Ok(statements)
 }
 
+/// Parses one GoogleSQL expression (as `SELECT <text>` reads it).
+pub fn parse_expr(text: &str) -> BqResult<ast::Expr> {
+    if let Some(ast::Statement::Query(q)) = parse(&format!("SELECT {text}"))?.pop()
+        && let ast::SetExpr::Select(s) = *q.body
+        && let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next()
+    {
+        return Ok(e);
+    }
+    Err(BqError::invalid_query(format!("Not an expression: {text}")))
+}
+
 /// Parses a GoogleSQL script: statements inside the procedural language's blocks.
 pub fn parse_script(sql: &str) -> BqResult<Vec<Node>> {
     let mut nodes = parse_with(sql, crate::sql::script::parse_script)?;

@@ -402,11 +402,7 @@ pub fn type_text(t: &Value) -> BqResult<String> {
 
 /// GoogleSQL type text as the sqlparser type.
 fn parse_type(text: &str) -> BqResult<DataType> {
-    let mut e = parse_body(&format!("CAST(NULL AS {text})"))?;
-    while let Expr::Nested(inner) = e {
-        e = *inner;
-    }
-    match e {
+    match crate::sql::parse::parse_expr(&format!("CAST(NULL AS {text})"))? {
         Expr::Cast { data_type, .. } => Ok(data_type),
         _ => Err(BqError::invalid(format!("Not a type: {text}"))),
     }
@@ -414,16 +410,7 @@ fn parse_type(text: &str) -> BqResult<DataType> {
 
 /// A routine's `definitionBody`, an expression.
 fn parse_body(text: &str) -> BqResult<Expr> {
-    let mut statements = crate::sql::parse::parse(&format!("SELECT ({text})"))?;
-    if let Some(ast::Statement::Query(q)) = statements.pop()
-        && let ast::SetExpr::Select(s) = *q.body
-        && let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next()
-    {
-        return Ok(e);
-    }
-    Err(BqError::invalid(format!(
-        "The routine's definitionBody is not an expression: {text}"
-    )))
+    crate::sql::parse::parse_expr(&format!("({text})"))
 }
 
 /// A GoogleSQL type as a `StandardSqlDataType`.

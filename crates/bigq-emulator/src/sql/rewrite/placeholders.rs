@@ -1,7 +1,7 @@
 //! Query parameters (`@name`, `@name.field`, `?`) and script variables, replaced by their
 //! values as typed literals, so that DataFusion plans them with their types known.
 
-use datafusion::sql::sqlparser::ast::{self, Expr, Ident, Value};
+use datafusion::sql::sqlparser::ast::{Expr, Ident, Value};
 
 use crate::error::{BqError, BqResult};
 use crate::sql::ast::call;
@@ -30,17 +30,9 @@ pub(super) fn named(params: &Params, name: &str) -> BqResult<Expr> {
 /// A JSON, GEOGRAPHY, RANGE or INTERVAL parameter as the GoogleSQL literal of its type
 /// (for the rewrite to read); `None` for other types.
 pub(super) fn typed_literal(p: &Param) -> BqResult<Option<Expr>> {
-    let Some(text) = p.typed_literal() else {
-        return Ok(None);
-    };
-    let mut statements = crate::sql::parse::parse(&format!("SELECT {text}"))?;
-    if let Some(ast::Statement::Query(q)) = statements.pop()
-        && let ast::SetExpr::Select(s) = *q.body
-        && let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next()
-    {
-        return Ok(Some(e));
-    }
-    Err(BqError::internal(format!("not an expression: {text}")))
+    p.typed_literal()
+        .map(|text| crate::sql::parse::parse_expr(&text))
+        .transpose()
 }
 
 /// `@name.a.b`: fields of a STRUCT parameter.
