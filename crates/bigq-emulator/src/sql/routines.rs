@@ -236,11 +236,6 @@ impl VisitorMut for Expand<'_> {
                 def.name
             ))),
         };
-        let expanded = args.and_then(|args| def.expand(args));
-        let mut expanded = match expanded {
-            Ok(x) => x,
-            Err(err) => return ControlFlow::Break(err),
-        };
         // A body is read when its function is made, before the function exists: a call of
         // itself (or of a function calling it) names no function there.
         let key = def.name.to_ascii_lowercase();
@@ -250,6 +245,10 @@ impl VisitorMut for Expand<'_> {
                 def.name
             )));
         }
+        let mut expanded = match args.and_then(|args| def.expand(args)) {
+            Ok(x) => x,
+            Err(err) => return ControlFlow::Break(err),
+        };
         self.expanding.push(key);
         let inner = expanded.visit(self);
         self.expanding.pop();
@@ -415,49 +414,34 @@ fn parse_body(text: &str) -> BqResult<Expr> {
 
 /// A GoogleSQL type as a `StandardSqlDataType`.
 fn standard_type(t: &DataType) -> BqResult<Value> {
-    let f = crate::sql::types::bq_field_of_sql("", t)?;
-    let json = serde_json::to_value(&f).map_err(|e| BqError::internal(e.to_string()))?;
-    Ok(standard_of_field(&json))
+    Ok(standard_of_field(&crate::sql::types::bq_field_of_sql(
+        "", t,
+    )?))
 }
 
-fn standard_of_field(f: &Value) -> Value {
-    let kind = match f.get("type").and_then(Value::as_str).unwrap_or("") {
-        "INTEGER" => "INT64",
-        "FLOAT" => "FLOAT64",
-        "BOOLEAN" => "BOOL",
-        "RECORD" => "STRUCT",
-        other => other,
-    };
-    let mut out = serde_json::json!({ "typeKind": kind });
-    if kind == "STRUCT" {
-        let fields: Vec<Value> = f
-            .get("fields")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|sub| {
-                serde_json::json!({
-                    "name": sub.get("name").cloned().unwrap_or(Value::Null),
-                    "type": standard_of_field(sub),
-                })
-            })
-            .collect();
-        out["structType"] = serde_json::json!({ "fields": fields });
-    }
-    if kind == "RANGE"
-        && let Some(e) = f.pointer("/rangeElementType/type")
-    {
-        out["rangeElementType"] = serde_json::json!({ "typeKind": e });
-    }
-    if f.get("mode").and_then(Value::as_str) == Some("REPEATED") {
-        let mut element = f.clone();
-        if let Some(m) = element.as_object_mut() {
-            m.remove("mode");
+/// A BigQuery field's type as a `StandardSqlDataType` (REPEATED as an ARRAY of it).
+fn standard_of_field(f: &bigq_codec::schema::TableFieldSchema) -> Value {
+    use bigq_codec::schema::{FieldMode, FieldType};
+    let mut out = serde_json::json!({ "typeKind": f.field_type.standard_sql_name() });
+    match &f.field_type {
+        FieldType::Record => {
+            let fields: Vec<Value> = f
+                .fields
+                .iter()
+                .map(|sub| serde_json::json!({"name": sub.name, "type": standard_of_field(sub)}))
+                .collect();
+            out["structType"] = serde_json::json!({ "fields": fields });
         }
-        return serde_json::json!({
-            "typeKind": "ARRAY",
-            "arrayElementType": standard_of_field(&element),
-        });
+        FieldType::Range => {
+            if let Some(e) = &f.range_element_type {
+                out["rangeElementType"] =
+                    serde_json::json!({ "typeKind": e.element_type.standard_sql_name() });
+            }
+        }
+        _ => {}
+    }
+    if f.mode() == FieldMode::Repeated {
+        return serde_json::json!({ "typeKind": "ARRAY", "arrayElementType": out });
     }
     out
 }
