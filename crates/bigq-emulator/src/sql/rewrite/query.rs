@@ -49,11 +49,7 @@ fn rewrite(
     cx: &NameContext,
     params: &Params,
 ) -> BqResult<()> {
-    let temp = cx
-        .routines
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let temp = cx.routines.lock().unwrap_or_else(|e| e.into_inner());
     if !temp.is_empty() || catalog.read().has_routines() {
         let find = |name: &ast::ObjectName| {
             let parts = crate::sql::names::name_parts(name).ok()?;
@@ -76,6 +72,7 @@ fn rewrite(
         };
         crate::sql::routines::expand_calls(node, &find)?;
     }
+    drop(temp);
     let mut r = Rewriter {
         catalog,
         cx,
@@ -208,12 +205,10 @@ impl Rewriter<'_> {
                 Value::Placeholder(p) if p == "?" => {
                     let i = self.positional;
                     self.positional += 1;
-                    let param = placeholders::positional(self.params, i)?.clone();
-                    *e = self.parameter(&param)?;
+                    *e = self.parameter(placeholders::positional(self.params, i)?)?;
                 }
                 Value::Placeholder(p) if p.starts_with('@') => {
-                    let param = placeholders::named_param(self.params, &p[1..])?.clone();
-                    *e = self.parameter(&param)?;
+                    *e = self.parameter(placeholders::named_param(self.params, &p[1..])?)?;
                 }
                 other => {
                     if let Some(literal) = literals::value(other) {
@@ -273,7 +268,7 @@ impl Rewriter<'_> {
             Expr::CompoundIdentifier(ids)
                 if ids.len() > 1
                     && ids[0].quote_style.is_none()
-                    && placeholders::struct_variable(self.cx, &ids[0].value).is_some() =>
+                    && !ids[0].value.starts_with('@') =>
             {
                 if let Some(v) = placeholders::struct_variable(self.cx, &ids[0].value) {
                     *e = Expr::CompoundFieldAccess {
@@ -286,16 +281,15 @@ impl Rewriter<'_> {
                 }
             }
             Expr::Identifier(id) if id.quote_style.is_none() && id.value.starts_with('@') => {
-                let param = placeholders::named_param(self.params, &id.value[1..])?.clone();
-                *e = self.parameter(&param)?;
+                *e = self.parameter(placeholders::named_param(self.params, &id.value[1..])?)?;
             }
             Expr::CompoundIdentifier(ids)
                 if ids
                     .first()
                     .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with('@')) =>
             {
-                let param = placeholders::named_param(self.params, &ids[0].value[1..])?.clone();
-                *e = match placeholders::typed_literal(&param)? {
+                let param = placeholders::named_param(self.params, &ids[0].value[1..])?;
+                *e = match placeholders::typed_literal(param)? {
                     // `@j.a` of a JSON parameter: the field access of its literal.
                     Some(root) => {
                         let mut access = Expr::CompoundFieldAccess {
