@@ -176,6 +176,18 @@ fn statements(parser: &mut Parser, ends: &[&str]) -> Result<Vec<Node>, ParserErr
     }
 }
 
+/// A loop's statements, its `END <keyword>` and the optional label after it.
+fn loop_body(
+    parser: &mut Parser,
+    keyword: &str,
+    label: &Option<String>,
+) -> Result<Vec<Node>, ParserError> {
+    let body = statements(parser, &["END"])?;
+    expect(parser, &["END", keyword])?;
+    end_label(parser, label);
+    Ok(body)
+}
+
 /// An optional label after a loop's or block's `END ..`.
 fn end_label(parser: &mut Parser, label: &Option<String>) {
     if let Some(l) = label
@@ -220,13 +232,13 @@ fn node(parser: &mut Parser) -> Result<Node, ParserError> {
     if eat(parser, "IF") {
         labelled(label, parser)?;
         let mut branches = Vec::new();
-        let cond = parser.parse_expr()?;
-        expect(parser, &["THEN"])?;
-        branches.push((cond, statements(parser, &["ELSEIF", "ELSE", "END"])?));
-        while eat(parser, "ELSEIF") {
+        loop {
             let cond = parser.parse_expr()?;
             expect(parser, &["THEN"])?;
             branches.push((cond, statements(parser, &["ELSEIF", "ELSE", "END"])?));
+            if !eat(parser, "ELSEIF") {
+                break;
+            }
         }
         let otherwise = if eat(parser, "ELSE") {
             statements(parser, &["END"])?
@@ -244,9 +256,7 @@ fn node(parser: &mut Parser) -> Result<Node, ParserError> {
         return case_statement(parser);
     }
     if eat(parser, "LOOP") {
-        let body = statements(parser, &["END"])?;
-        expect(parser, &["END", "LOOP"])?;
-        end_label(parser, &label);
+        let body = loop_body(parser, "LOOP", &label)?;
         return Ok(Node::Loop {
             label,
             kind: LoopKind::Loop,
@@ -256,9 +266,7 @@ fn node(parser: &mut Parser) -> Result<Node, ParserError> {
     if eat(parser, "WHILE") {
         let cond = parser.parse_expr()?;
         expect(parser, &["DO"])?;
-        let body = statements(parser, &["END"])?;
-        expect(parser, &["END", "WHILE"])?;
-        end_label(parser, &label);
+        let body = loop_body(parser, "WHILE", &label)?;
         return Ok(Node::Loop {
             label,
             kind: LoopKind::While(cond),
@@ -284,9 +292,7 @@ fn node(parser: &mut Parser) -> Result<Node, ParserError> {
         let query = parser.parse_query()?;
         parser.expect_token(&Token::RParen)?;
         expect(parser, &["DO"])?;
-        let body = statements(parser, &["END"])?;
-        expect(parser, &["END", "FOR"])?;
-        end_label(parser, &label);
+        let body = loop_body(parser, "FOR", &label)?;
         return Ok(Node::Loop {
             label,
             kind: LoopKind::For { var, query },
