@@ -48,19 +48,24 @@ enum Flow {
     Return,
 }
 
+/// A value as the literal a script variable holds: a NULL keeps its type where it has a
+/// SQL name; a STRUCT, which DataFusion's unparser does not write, is built by
+/// [`crate::sql::params::to_sql_expr`].
+fn literal_of(v: &datafusion::common::ScalarValue) -> BqResult<ast::Expr> {
+    if v.is_null() {
+        return Ok(crate::sql::params::to_sql_expr(v).unwrap_or(ast::Expr::value(ast::Value::Null)));
+    }
+    match datafusion::sql::unparser::Unparser::default()
+        .expr_to_sql(&datafusion::logical_expr::Expr::Literal(v.clone(), None))
+    {
+        Ok(e) => Ok(e),
+        Err(_) => crate::sql::params::to_sql_expr(v),
+    }
+}
+
 /// Sets a declared script variable to a value.
 fn assign(req: &QueryRequest, name: &str, v: datafusion::common::ScalarValue) -> BqResult<()> {
-    let literal = if v.is_null() {
-        // A NULL keeps its type where it has a SQL name.
-        crate::sql::params::to_sql_expr(&v).unwrap_or(ast::Expr::value(ast::Value::Null))
-    } else {
-        match datafusion::sql::unparser::Unparser::default()
-            .expr_to_sql(&datafusion::logical_expr::Expr::Literal(v.clone(), None))
-        {
-            Ok(e) => e,
-            Err(_) => crate::sql::params::to_sql_expr(&v)?,
-        }
-    };
+    let literal = literal_of(&v)?;
     let mut vars = req.names.vars.lock().unwrap_or_else(|e| e.into_inner());
     let key = name.to_ascii_lowercase();
     if !vars.contains_key(&key) {
@@ -744,13 +749,7 @@ impl Engine {
                 format: None,
             });
         }
-        match datafusion::sql::unparser::Unparser::default().expr_to_sql(
-            &datafusion::logical_expr::Expr::Literal(scalar.clone(), None),
-        ) {
-            Ok(e) => Ok(e),
-            // STRUCT values, which the unparser does not write.
-            Err(_) => crate::sql::params::to_sql_expr(&scalar),
-        }
+        literal_of(&scalar)
     }
 
     /// An expression's value (`SELECT expr`), for a variable, a condition or a message.
@@ -779,23 +778,27 @@ impl Engine {
                 "Nested transactions are not supported: a transaction is already active",
             ));
         }
-        let catalog = self.catalog.read();
-        let mut tables = std::collections::HashMap::new();
-        for (dataset, ds) in catalog.datasets(&req.names.project) {
-            if dataset.starts_with(crate::sql::names::TEMP_DATASET_PREFIX) {
-                continue;
-            }
-            for (id, t) in &ds.tables {
-                let r = crate::catalog::TableRef {
-                    project: req.names.project.clone(),
-                    dataset: dataset.clone(),
-                    table: id.clone(),
-                };
-                tables.insert(r, t.clone());
-            }
-        }
-        *txn = Some(tables);
+        *txn = Some(self.project_tables(&req.names.project));
         Ok(QueryOutput::empty("BEGIN_TRANSACTION"))
+    }
+
+    /// The tables of a project (not those of scripts' and sessions' temporary datasets), as
+    /// they are now.
+    fn project_tables(
+        &self,
+        project: &str,
+    ) -> std::collections::HashMap<crate::catalog::TableRef, std::sync::Arc<crate::catalog::Table>>
+    {
+        let catalog = self.catalog.read();
+        catalog
+            .datasets(project)
+            .filter(|(d, _)| !d.starts_with(crate::sql::names::TEMP_DATASET_PREFIX))
+            .flat_map(|(d, ds)| {
+                ds.tables
+                    .iter()
+                    .map(move |(id, t)| (crate::catalog::TableRef::new(project, d, id), t.clone()))
+            })
+            .collect()
     }
 
     /// `COMMIT` (keep the changes) or `ROLLBACK` (put back every table the transaction
@@ -818,26 +821,7 @@ impl Engine {
         if commit {
             return Ok(true);
         }
-        let now: Vec<(
-            crate::catalog::TableRef,
-            std::sync::Arc<crate::catalog::Table>,
-        )> = {
-            let catalog = self.catalog.read();
-            catalog
-                .datasets(&req.names.project)
-                .filter(|(d, _)| !d.starts_with(crate::sql::names::TEMP_DATASET_PREFIX))
-                .flat_map(|(d, ds)| {
-                    ds.tables.iter().map(|(id, t)| {
-                        let r = crate::catalog::TableRef {
-                            project: req.names.project.clone(),
-                            dataset: d.clone(),
-                            table: id.clone(),
-                        };
-                        (r, t.clone())
-                    })
-                })
-                .collect()
-        };
+        let now = self.project_tables(&req.names.project);
         let mut catalog = self.catalog.write();
         for (r, t) in &now {
             match before.get(r) {
@@ -849,9 +833,7 @@ impl Engine {
             }
         }
         for (r, was) in &before {
-            if !now.iter().any(|(n, _)| n == r)
-                && catalog.dataset_mut(&r.project, &r.dataset).is_ok()
-            {
+            if !now.contains_key(r) && catalog.dataset_mut(&r.project, &r.dataset).is_ok() {
                 catalog.create_table(r, (**was).clone(), true)?;
             }
         }
