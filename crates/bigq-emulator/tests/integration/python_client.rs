@@ -44,20 +44,25 @@ async fn run_script(py: String, name: &str, args: Vec<String>) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn python_client_smoke() {
-    let Some(py) = python() else { return };
+/// Runs `tests/python/<name>.py ENDPOINT PROJECT` against a fresh emulator of `project`.
+async fn run_against_emulator(py: String, project: &str, name: &str) {
     let emu = Emulator::builder()
-        .with_project("smoke-project")
+        .with_project(project)
         .start()
         .await
         .expect("start");
     run_script(
         py,
-        "client_smoke",
+        name,
         vec![emu.rest_endpoint(), emu.project().to_string()],
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_smoke() {
+    let Some(py) = python() else { return };
+    run_against_emulator(py, "smoke-project", "client_smoke").await;
 }
 
 /// Replays the recorded `sql/<suite>` fixtures with `check_recorded_sql.py` (`../shared/tools`
@@ -432,17 +437,7 @@ const API_CONFIGURATION_PASSING: &[&str] = &[
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_routines_scripts_and_transactions() {
     let Some(py) = python() else { return };
-    let emu = Emulator::builder()
-        .with_project("routine-project")
-        .start()
-        .await
-        .expect("start");
-    run_script(
-        py,
-        "routines",
-        vec![emu.rest_endpoint(), emu.project().to_string()],
-    )
-    .await;
+    run_against_emulator(py, "routine-project", "routines").await;
 }
 
 /// Query parameters of every type as the official client sends them (FLOAT64 as JSON
@@ -451,15 +446,5 @@ async fn python_client_routines_scripts_and_transactions() {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_client_query_parameters() {
     let Some(py) = python() else { return };
-    let emu = Emulator::builder()
-        .with_project("param-project")
-        .start()
-        .await
-        .expect("start");
-    run_script(
-        py,
-        "params",
-        vec![emu.rest_endpoint(), emu.project().to_string()],
-    )
-    .await;
+    run_against_emulator(py, "param-project", "params").await;
 }

@@ -19,23 +19,23 @@ client = bigquery.Client(
 )
 client.create_dataset(f"{project}.fns")
 
+
+def sql_type(kind):
+    return bigquery.StandardSqlDataType(type_kind=getattr(bigquery.StandardSqlTypeNames, kind))
+
+
+def arg(name, kind):
+    return bigquery.RoutineArgument(name=name, data_type=sql_type(kind))
+
+
 # A routine made through the API, then called.
 routine = bigquery.Routine(
     f"{project}.fns.multiply",
     type_="SCALAR_FUNCTION",
     language="SQL",
     body="x * y",
-    arguments=[
-        bigquery.RoutineArgument(
-            name="x",
-            data_type=bigquery.StandardSqlDataType(type_kind=bigquery.StandardSqlTypeNames.INT64),
-        ),
-        bigquery.RoutineArgument(
-            name="y",
-            data_type=bigquery.StandardSqlDataType(type_kind=bigquery.StandardSqlTypeNames.INT64),
-        ),
-    ],
-    return_type=bigquery.StandardSqlDataType(type_kind=bigquery.StandardSqlTypeNames.INT64),
+    arguments=[arg("x", "INT64"), arg("y", "INT64")],
+    return_type=sql_type("INT64"),
     description="multiplies",
 )
 made = client.create_routine(routine)
@@ -82,13 +82,8 @@ js = bigquery.Routine(
     type_="SCALAR_FUNCTION",
     language="JAVASCRIPT",
     body="return x.toUpperCase();",
-    arguments=[
-        bigquery.RoutineArgument(
-            name="x",
-            data_type=bigquery.StandardSqlDataType(type_kind=bigquery.StandardSqlTypeNames.STRING),
-        )
-    ],
-    return_type=bigquery.StandardSqlDataType(type_kind=bigquery.StandardSqlTypeNames.STRING),
+    arguments=[arg("x", "STRING")],
+    return_type=sql_type("STRING"),
 )
 client.create_routine(js)
 try:
