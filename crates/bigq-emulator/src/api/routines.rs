@@ -12,15 +12,15 @@ use crate::state::AppState;
 pub type Resource = Map<String, Value>;
 
 /// The resource's etag: it changes with any change of the routine.
-pub fn etag(r: &Map<String, Value>) -> String {
+pub fn etag(r: &Resource) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    Value::Object(r.clone()).to_string().hash(&mut h);
+    serde_json::to_string(r).unwrap_or_default().hash(&mut h);
     super::etag(h.finish() as i64)
 }
 
 /// Checks a routine resource as BigQuery does before keeping it.
-fn check(id: &str, r: &Map<String, Value>) -> Result<(), BqError> {
+fn check(id: &str, r: &Resource) -> Result<(), BqError> {
     if id.is_empty() {
         return Err(BqError::invalid(
             "Required parameter is missing: routineReference.routineId",
@@ -44,7 +44,7 @@ fn check(id: &str, r: &Map<String, Value>) -> Result<(), BqError> {
 }
 
 /// The server's fields, which a request's body does not set.
-fn settable(mut r: Map<String, Value>) -> Map<String, Value> {
+fn settable(mut r: Resource) -> Resource {
     for k in [
         "etag",
         "creationTime",
@@ -61,8 +61,8 @@ pub fn insert(
     s: &AppState,
     project: &str,
     dataset: &str,
-    body: Map<String, Value>,
-) -> Result<Map<String, Value>, BqError> {
+    body: Resource,
+) -> Result<Resource, BqError> {
     let id = body
         .get("routineReference")
         .and_then(|r| r.get("routineId"))
@@ -75,18 +75,17 @@ pub fn insert(
 }
 
 /// `routines.get`.
-pub fn get(
-    s: &AppState,
-    project: &str,
-    dataset: &str,
-    id: &str,
-) -> Result<Map<String, Value>, BqError> {
+pub fn get(s: &AppState, project: &str, dataset: &str, id: &str) -> Result<Resource, BqError> {
     let r = s.catalog.read();
     r.dataset(project, dataset)?
         .routines
         .get(id)
         .cloned()
-        .ok_or_else(|| BqError::not_found(format!("Not found: Routine {project}:{dataset}.{id}")))
+        .ok_or_else(|| not_found(project, dataset, id))
+}
+
+fn not_found(project: &str, dataset: &str, id: &str) -> BqError {
+    BqError::not_found(format!("Not found: Routine {project}:{dataset}.{id}"))
 }
 
 /// `routines.update`: the body replaces the routine (it must exist); with `if_match`, only
@@ -96,22 +95,29 @@ pub fn update(
     project: &str,
     dataset: &str,
     id: &str,
-    body: Map<String, Value>,
+    body: Resource,
     if_match: Option<&str>,
-) -> Result<Map<String, Value>, BqError> {
-    let current = get(s, project, dataset, id)?;
-    if let Some(tag) = if_match
-        && tag != "*"
-        && tag != etag(&current)
-    {
-        return Err(BqError::condition_not_met(format!(
-            "Precondition check failed: routine {project}:{dataset}.{id} changed since etag \
-             {tag} was read"
-        )));
-    }
-    check(id, &body)?;
-    s.catalog
-        .update(|w| w.put_routine(project, dataset, id, settable(body), true))
+) -> Result<Resource, BqError> {
+    // The etag is compared under the write that replaces the routine, so that a change
+    // between the two is refused, not lost.
+    s.catalog.update(|w| {
+        let current = w
+            .dataset_mut(project, dataset)?
+            .routines
+            .get(id)
+            .ok_or_else(|| not_found(project, dataset, id))?;
+        if let Some(tag) = if_match
+            && tag != "*"
+            && tag != etag(current)
+        {
+            return Err(BqError::condition_not_met(format!(
+                "Precondition check failed: routine {project}:{dataset}.{id} changed since \
+                 etag {tag} was read"
+            )));
+        }
+        check(id, &body)?;
+        w.put_routine(project, dataset, id, settable(body), true)
+    })
 }
 
 /// `routines.delete`.
@@ -127,7 +133,7 @@ pub fn list(
     page: PageRequest,
 ) -> Result<(Vec<Resource>, Option<String>), BqError> {
     let r = s.catalog.read();
-    let all: Vec<Map<String, Value>> = r
+    let all: Vec<Resource> = r
         .dataset(project, dataset)?
         .routines
         .values()
