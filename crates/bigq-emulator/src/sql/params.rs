@@ -245,16 +245,9 @@ impl Param {
             return empty.then(|| format!("{}[]", type_text(&self.field)));
         }
         let type_name = match &self.field.field_type {
-            FieldType::Json => "JSON".to_string(),
-            FieldType::Geography => "GEOGRAPHY".to_string(),
-            FieldType::Interval => "INTERVAL".to_string(),
-            FieldType::Range => format!(
-                "RANGE<{}>",
-                self.field
-                    .range_element_type
-                    .as_ref()
-                    .map_or("DATE", |r| r.element_type.as_str())
-            ),
+            FieldType::Json | FieldType::Geography | FieldType::Interval | FieldType::Range => {
+                type_text(&self.field)
+            }
             _ => return None,
         };
         let text = match &self.value {
